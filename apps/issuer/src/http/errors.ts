@@ -1,0 +1,60 @@
+import { OAuthError } from '@tessera/grants'
+import type { Middleware } from 'koa'
+import type { Logger } from 'pino'
+import { HttpError } from './http-error.js'
+import { OAUTH_STATUS } from './oauth-status.js'
+
+interface Rendered {
+  status: number
+  body: { error: string; error_description: string }
+  headers: Record<string, string>
+}
+
+function render(error: unknown): Rendered | undefined {
+  if (error instanceof OAuthError) {
+    const headers: Record<string, string> = {}
+    if (error.retryAfterSeconds !== undefined) headers['Retry-After'] = `${error.retryAfterSeconds}`
+    if (error.code === 'invalid_client' && error.challenge === 'Basic') {
+      headers['WWW-Authenticate'] = 'Basic realm="tessera", charset="UTF-8"'
+    }
+    return {
+      status: OAUTH_STATUS[error.code],
+      body: { error: error.code, error_description: error.description },
+      headers,
+    }
+  }
+  if (error instanceof HttpError) {
+    return {
+      status: error.status,
+      body: { error: error.code, error_description: error.description },
+      headers: { ...error.headers },
+    }
+  }
+  return undefined
+}
+
+/**
+ * Registered first: turns typed errors into RFC 6749 §5.2 bodies, and anything unexpected into
+ * a generic `server_error` whose detail stays in the log.
+ */
+export function errorHandler(logger: Logger): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next()
+    } catch (error) {
+      let rendered = render(error)
+      if (rendered === undefined || rendered.status >= 500) {
+        logger.error({ err: error, method: ctx.method, path: ctx.path }, 'request failed')
+        rendered = {
+          status: 500,
+          body: { error: 'server_error', error_description: 'internal error' },
+          headers: {},
+        }
+      }
+      ctx.status = rendered.status
+      ctx.set('Cache-Control', 'no-store')
+      for (const [name, value] of Object.entries(rendered.headers)) ctx.set(name, value)
+      ctx.body = rendered.body
+    }
+  }
+}

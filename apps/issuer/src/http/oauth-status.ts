@@ -1,0 +1,17 @@
+import type { OAuthErrorCode } from '@tessera/grants'
+
+/**
+ * The one place where OAuth error codes become HTTP statuses (RFC 6749 §5.2: 400, except
+ * `invalid_client`, which is 401). `temporarily_unavailable` is how throttling reaches the
+ * client: 429 with `Retry-After` (DESIGN §4).
+ */
+export const OAUTH_STATUS: Readonly<Record<OAuthErrorCode, number>> = {
+  invalid_request: 400,
+  invalid_client: 401,
+  invalid_grant: 400,
+  unauthorized_client: 400,
+  unsupported_grant_type: 400,
+  invalid_scope: 400,
+  temporarily_unavailable: 429,
+  server_error: 500,
+}

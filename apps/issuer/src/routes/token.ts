@@ -1,0 +1,45 @@
+import { handleTokenRequest, OAuthError, parseTokenRequestBody } from '@tessera/grants'
+import type { GrantDeps } from '@tessera/grants'
+import type { Middleware } from 'koa'
+import type { TenantState } from '../http/tenant.js'
+import { readTextBody } from '../http/body.js'
+import type { Metrics } from '../metrics.js'
+
+export interface TokenRouteDeps {
+  grants: GrantDeps
+  maxBodyBytes: number
+  metrics: Metrics
+}
+
+/**
+ * POST /token (RFC 6749 §3.2). The response is never cached (§5.1), errors included.
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-5.1
+ */
+export function tokenRoute(deps: TokenRouteDeps): Middleware<TenantState> {
+  return async (ctx) => {
+    const { tenant } = ctx.state
+    try {
+      const raw = await readTextBody(ctx, deps.maxBodyBytes)
+      const params = parseTokenRequestBody(raw, ctx.get('Content-Type') || undefined)
+      const response = await handleTokenRequest(
+        { params, authorization: ctx.get('Authorization') || undefined, address: ctx.ip },
+        tenant.context,
+        deps.grants,
+      )
+      deps.metrics.tokensIssued.inc({
+        tenant: tenant.tenant.name,
+        grant_type: params.grant_type ?? '',
+        alg: tenant.context.signer.alg,
+      })
+      ctx.set('Cache-Control', 'no-store')
+      ctx.set('Pragma', 'no-cache')
+      ctx.body = response
+    } catch (error) {
+      if (error instanceof OAuthError) {
+        deps.metrics.tokenErrors.inc({ tenant: tenant.tenant.name, error: error.code })
+      }
+      throw error
+    }
+  }
+}

@@ -1,0 +1,99 @@
+import { normaliseHost } from '@tessera/config-schema'
+import type { Client, Tenant } from '@tessera/config-schema'
+import type { TenantContext, UserAuthenticator } from '@tessera/grants'
+import { createHs256Signer, loadKeyRing } from '@tessera/keys'
+import type { KeyRing, KeyStore, TokenSigner } from '@tessera/keys'
+
+/** A tenant ready to serve: its grant context, its key ring and its issuer URL. */
+export interface TenantRuntime {
+  tenant: Tenant
+  issuer: string
+  context: TenantContext
+  keyRing: KeyRing
+}
+
+/** The served tenants, looked up by the Host header. */
+export interface TenantRegistry {
+  byHost(host: string): TenantRuntime | undefined
+  all(): readonly TenantRuntime[]
+}
+
+export interface TenantRegistryOptions {
+  /** `https` in production, `http` in dev (DESIGN §5). */
+  scheme: 'http' | 'https'
+  jwtSecret: string | undefined
+  accessTokenTtlSeconds: number
+  keyStore: KeyStore
+  now: () => number
+  keyRotateOnRestart: boolean
+  jwksGraceMs: number
+  users: (tenant: Tenant) => UserAuthenticator
+}
+
+/** The issuer URL: scheme + the tenant's first host, so it is stable whichever host served. */
+export function issuerUrl(tenant: Tenant, scheme: 'http' | 'https'): string {
+  return `${scheme}://${tenant.hosts[0]}`
+}
+
+/**
+ * Builds every tenant's runtime: key rings are loaded (and RS256 keys created on first use)
+ * here, before the server listens, so nothing partial is ever served.
+ */
+export async function createTenantRegistry(
+  tenants: readonly Tenant[],
+  options: TenantRegistryOptions,
+): Promise<TenantRegistry> {
+  const hs256Signers = new Map<string, TokenSigner>()
+  const hs256Signer = (secret: string): TokenSigner => {
+    let signer = hs256Signers.get(secret)
+    if (signer === undefined) {
+      signer = createHs256Signer(secret)
+      hs256Signers.set(secret, signer)
+    }
+    return signer
+  }
+
+  const runtimes: TenantRuntime[] = []
+  const hosts = new Map<string, TenantRuntime>()
+  for (const tenant of tenants) {
+    const keyRing = await loadKeyRing({
+      tenant: tenant.name,
+      algorithm: tenant.jwtAlgorithm,
+      store: options.keyStore,
+      now: options.now,
+      rotateOnRestart: options.keyRotateOnRestart,
+      graceMs: options.jwksGraceMs,
+    })
+    const issuer = issuerUrl(tenant, options.scheme)
+    let signer: TokenSigner
+    if (tenant.jwtAlgorithm === 'RS256') {
+      signer = keyRing.signer()
+    } else {
+      const secret = tenant.jwtSecret ?? options.jwtSecret
+      // config-schema refuses an HS256 tenant without a usable secret; this is a programming error.
+      if (secret === undefined) throw new TypeError(`tenant ${tenant.name} has no HS256 secret`)
+      signer = hs256Signer(secret)
+    }
+    const clients = new Map<string, Client>(tenant.clients.map((c) => [c.clientId, c]))
+    const runtime: TenantRuntime = {
+      tenant,
+      issuer,
+      keyRing,
+      context: {
+        name: tenant.name,
+        issuer,
+        audience: tenant.audience ?? issuer,
+        clients,
+        signer,
+        users: options.users(tenant),
+        accessTokenTtlSeconds: options.accessTokenTtlSeconds,
+      },
+    }
+    runtimes.push(runtime)
+    for (const host of tenant.hosts) hosts.set(normaliseHost(host), runtime)
+  }
+  return {
+    byHost: (host) => hosts.get(normaliseHost(host)),
+    all: () => runtimes,
+  }
+}

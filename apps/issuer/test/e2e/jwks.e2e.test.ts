@@ -1,0 +1,90 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { send } from '../support/http.js'
+import { HS, RS, startIssuer, tempDir } from '../support/issuer.js'
+
+describe('GET /.well-known/jwks.json and metadata', () => {
+  let tmp: ReturnType<typeof tempDir>
+  beforeAll(() => {
+    tmp = tempDir()
+  })
+  afterAll(() => tmp.remove())
+
+  it('publishes one RS256 public key per RS256 tenant and keeps it across a same-day restart', async () => {
+    const databaseUrl = `sqlite:${tmp.dir}/tessera.db`
+    const morning = Date.UTC(2026, 10, 22, 8)
+    const first = await startIssuer({ databaseUrl, clock: () => morning })
+    const before = await send(first.url, { path: '/.well-known/jwks.json', host: RS.host })
+    const hsKeys = await send(first.url, { path: '/.well-known/jwks.json', host: HS.host })
+    await first.close()
+
+    expect(before.status).toBe(200)
+    expect(before.headers['content-type']).toContain('application/jwk-set+json')
+    const { keys } = before.json as { keys: Record<string, string>[] }
+    expect(keys).toHaveLength(1)
+    expect(Object.keys(keys[0]!).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use'])
+    expect(keys[0]).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig', kid: '2026-11-22' })
+    expect(Buffer.from(keys[0]!.n!, 'base64url').length * 8).toBe(2048)
+    expect(hsKeys.json).toEqual({ keys: [] })
+
+    const second = await startIssuer({ databaseUrl, clock: () => morning + 8 * 3_600_000 })
+    const after = await send(second.url, { path: '/.well-known/jwks.json', host: RS.host })
+    await second.close()
+    expect(after.text).toBe(before.text)
+  })
+
+  it('serves RFC 8414 metadata with the tenant issuer URL', async () => {
+    const issuer = await startIssuer({ databaseUrl: 'memory:' })
+    try {
+      const res = await send(issuer.url, {
+        path: '/.well-known/oauth-authorization-server',
+        host: 'alias.hs.test:8443',
+      })
+      expect(res.status).toBe(200)
+      expect(res.json).toMatchObject({
+        issuer: HS.issuer,
+        token_endpoint: `${HS.issuer}/token`,
+        jwks_uri: `${HS.issuer}/.well-known/jwks.json`,
+        grant_types_supported: ['password'],
+        token_endpoint_auth_methods_supported: [
+          'client_secret_basic',
+          'client_secret_post',
+          'none',
+        ],
+        scopes_supported: ['read', 'write'],
+        authorization_response_iss_parameter_supported: true,
+      })
+    } finally {
+      await issuer.close()
+    }
+  })
+
+  it('answers /healthz, /readyz and /metrics on any host', async () => {
+    const issuer = await startIssuer({ databaseUrl: 'memory:' })
+    try {
+      expect((await send(issuer.url, { path: '/healthz', host: 'whatever' })).json).toEqual({
+        status: 'ok',
+      })
+      expect((await send(issuer.url, { path: '/readyz', host: 'whatever' })).json).toEqual({
+        status: 'ready',
+      })
+      const metrics = await send(issuer.url, { path: '/metrics', host: 'whatever' })
+      expect(metrics.text).toContain('tessera_http_request_duration_seconds')
+    } finally {
+      await issuer.close()
+    }
+  })
+
+  it('reports not ready once the store stops answering', async () => {
+    const tmp2 = tempDir()
+    const issuer = await startIssuer({ databaseUrl: `sqlite:${tmp2.dir}/t.db` })
+    try {
+      await issuer.issuer.store.close()
+      const res = await send(issuer.url, { path: '/readyz', host: 'any' })
+      expect(res.status).toBe(503)
+      expect(res.json).toEqual({ status: 'not ready', reason: 'store unavailable' })
+    } finally {
+      await issuer.close().catch(() => undefined)
+      tmp2.remove()
+    }
+  })
+})

@@ -1,0 +1,36 @@
+// A provider script (DESIGN §3): its default export checks a username and password and answers
+// { sub, claims? } or null. Demo users only; the hashes were made with `pnpm tessera hash-password`.
+//
+//   alice / wonderland-42      bob / builder-42
+
+const USERS = new Map([
+  [
+    'alice',
+    {
+      sub: 'c3a1b6f0-5d2e-4c8f-9a71-0e2d4b6f8a10',
+      hash: '$scrypt$ln=14,r=8,p=1$LPSSxw41J/3eRUPFo2tbwQ$VQv1eEsktszBTB8oYTvXH2unpq5ev/dHo3KBb+4levY',
+      claims: { name: 'Alice Liddell', email: 'alice@example.test' },
+    },
+  ],
+  [
+    'bob',
+    {
+      sub: '5f9e2d71-8b4a-4e3c-a6d0-2c7b9e1f4a53',
+      hash: '$scrypt$ln=14,r=8,p=1$kpF8pKXltjNKORoi92ZG6g$ZsUZC5OzovwMlBDffnfxnIvz7Dfimn8mi4KmX9Rv4Pw',
+      claims: { name: 'Bob Builder' },
+    },
+  ],
+])
+
+export default {
+  /**
+   * @param {{ username: string, password: string }} credentials
+   * @param {{ verifyPassword(password: string, hash: string | undefined): Promise<boolean> }} tools
+   */
+  async authenticate({ username, password }, { verifyPassword }) {
+    const user = USERS.get(username.toLowerCase())
+    // verifyPassword(password, undefined) does the same work, so unknown names are not faster.
+    const ok = await verifyPassword(password, user?.hash)
+    return ok && user ? { sub: user.sub, claims: user.claims } : null
+  },
+}

@@ -1,0 +1,25 @@
+/**
+ * @tessera/config-schema: the tenant configuration (zod schemas, YAML loading, the rules across
+ * tenants) and the issuer's settings. Everything downstream sees the normalised {@link Tenant}.
+ *
+ * @module
+ */
+export { ConfigError, formatConfigIssue, GRANT_TYPES, JWT_ALGORITHMS } from './model.js'
+export type {
+  Client,
+  ConfigIssue,
+  GrantType,
+  JwtAlgorithm,
+  SourceLocation,
+  Tenant,
+} from './model.js'
+export { ClientSchema, TenantFileSchema, TenantResourceSchema } from './schema.js'
+export type { TenantFile, TenantResource } from './schema.js'
+export { parseConfig } from './parse-config.js'
+export type { ConfigDocument, ParseConfigOptions, ParseConfigResult } from './parse-config.js'
+export { loadConfig } from './load-config.js'
+export type { LoadConfigOptions } from './load-config.js'
+export { LOG_LEVELS, parseSettings, SETTING_NAMES, SettingsSchema } from './settings.js'
+export type { LogLevel, SettingName, Settings, SettingsMode } from './settings.js'
+export { tenantResourceJsonSchema } from './json-schema.js'
+export { normaliseHost } from './host.js'

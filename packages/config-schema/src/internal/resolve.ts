@@ -1,0 +1,87 @@
+/**
+ * The checks that need context beyond the document: provider scripts relative to the file, and
+ * secrets given as `{env: VAR}`. They run on the raw document, independently of the schema, so
+ * a missing script is reported together with, say, a malformed client_id.
+ *
+ * @module
+ */
+import { dirname, isAbsolute, join, resolve } from 'node:path'
+import { ENV_NAME, MIN_SECRET_LENGTH } from './fields.js'
+import type { FieldPath } from './issues.js'
+import { isRecord } from './is-record.js'
+
+/** What the resolution needs to know about where the document came from. */
+export interface ResolveContext {
+  file: string
+  env: Record<string, string | undefined>
+  fileExists: (absolutePath: string) => boolean
+  report: (path: FieldPath, message: string) => void
+}
+
+/** Provider paths made absolute and secrets read from the environment, where they are valid. */
+export interface ResolvedSpec {
+  ok: boolean
+  providers: string[]
+  jwtSecret: string | undefined
+  /** Client secrets by client index. */
+  clientSecrets: Map<number, string>
+}
+
+/** Resolves the `config`/`spec` mapping found at `base`, reporting every problem on the way. */
+export function resolveSpec(spec: unknown, base: FieldPath, context: ResolveContext): ResolvedSpec {
+  let ok = true
+  const report = (path: FieldPath, message: string) => {
+    ok = false
+    context.report(path, message)
+  }
+  const resolveSecret = (raw: unknown, path: FieldPath, minLength: number) => {
+    if (typeof raw === 'string') return raw
+    const name = envName(raw)
+    if (name === undefined) return undefined
+    const value = context.env[name]
+    // An empty value counts as unset, as for the settings.
+    if (value === undefined || value === '') {
+      report(path, `environment variable ${name} is not set`)
+      return undefined
+    }
+    if (value.length < minLength) {
+      report(path, `must be at least ${minLength} characters (environment variable ${name})`)
+      return undefined
+    }
+    return value
+  }
+
+  const fields = isRecord(spec) ? spec : {}
+  const folder = dirname(context.file)
+  const providers: string[] = []
+  if (Array.isArray(fields.providers)) {
+    fields.providers.forEach((provider: unknown, index) => {
+      if (typeof provider !== 'string' || provider === '') return
+      const absolute = resolve(folder, provider)
+      providers.push(absolute)
+      if (!context.fileExists(absolute)) {
+        // Shown the way the file itself is shown: relative when the file was given relative.
+        const shown = isAbsolute(provider) ? provider : join(folder, provider)
+        report([...base, 'providers', index], `provider script not found: ${shown}`)
+      }
+    })
+  }
+
+  const jwtSecret = resolveSecret(fields.jwt_secret, [...base, 'jwt_secret'], MIN_SECRET_LENGTH)
+  const clientSecrets = new Map<number, string>()
+  if (Array.isArray(fields.clients)) {
+    fields.clients.forEach((client: unknown, index) => {
+      if (!isRecord(client)) return
+      const path = [...base, 'clients', index, 'client_secret']
+      const secret = resolveSecret(client.client_secret, path, 1)
+      if (secret !== undefined) clientSecrets.set(index, secret)
+    })
+  }
+  return { ok, providers, jwtSecret, clientSecrets }
+}
+
+/** The variable name of a well-formed `{env: NAME}`, else undefined (the schema reports it). */
+function envName(raw: unknown): string | undefined {
+  if (!isRecord(raw) || Object.keys(raw).length !== 1) return undefined
+  return typeof raw.env === 'string' && ENV_NAME.test(raw.env) ? raw.env : undefined
+}

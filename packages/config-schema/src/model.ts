@@ -1,0 +1,82 @@
+/**
+ * The normalised Tenant model: what both YAML forms (file form and `kind: Tenant` resource form)
+ * become after parsing. Everything downstream (keys, grants, the issuer) sees only this.
+ *
+ * @module
+ */
+
+/** Grant types a client may list (DESIGN §3). */
+export const GRANT_TYPES = ['authorization_code', 'refresh_token', 'password'] as const
+/** One of {@link GRANT_TYPES}. */
+export type GrantType = (typeof GRANT_TYPES)[number]
+
+/** Access-token signing algorithms a tenant may choose (DESIGN §3, §5); HS256 is the default. */
+export const JWT_ALGORITHMS = ['HS256', 'RS256'] as const
+/** One of {@link JWT_ALGORITHMS}. */
+export type JwtAlgorithm = (typeof JWT_ALGORITHMS)[number]
+
+/** Where a tenant came from, for error messages and logs. */
+export interface SourceLocation {
+  file: string
+  /** 1-based line of the start of the YAML document that defined the tenant. */
+  line: number
+}
+
+/** One OAuth client of a tenant. Secrets given as `{env: VAR}` are already resolved here. */
+export interface Client {
+  clientId: string
+  /** Present for confidential clients; absent for public clients. */
+  clientSecret?: string
+  grantTypes: GrantType[]
+  redirectUris: string[]
+  scopes: string[]
+}
+
+/** One tenant, normalised. */
+export interface Tenant {
+  name: string
+  /** Lower-cased host names, each possibly with a port; matching ignores the port. */
+  hosts: string[]
+  jwtAlgorithm: JwtAlgorithm
+  /** Absolute paths of the provider scripts, in the order they are tried. */
+  providers: string[]
+  /** The configured audience, if any; the issuer defaults it to the issuer URL. */
+  audience?: string
+  /** The tenant's own HS256 secret, if it names one; otherwise JWT_SECRET applies. */
+  jwtSecret?: string
+  clients: Client[]
+  source: SourceLocation
+}
+
+/** One configuration problem, printed as `file:line: path: message`. */
+export interface ConfigIssue {
+  file: string
+  /** 1-based line number; 0 when there is no line (settings read from the environment). */
+  line: number
+  /** Dotted field path, e.g. `config.clients.0.client_id`; empty for document-level problems. */
+  path: string
+  message: string
+}
+
+/** Thrown by the loaders when a configuration has problems; carries every issue at once. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError'
+  readonly issues: ConfigIssue[]
+  constructor(issues: ConfigIssue[]) {
+    super(issues.map(formatConfigIssue).join('\n'))
+    this.issues = issues
+  }
+}
+
+/**
+ * Formats an issue as `file:line: path: message`, the one line a user sees per problem.
+ *
+ * The path part is left out when empty, and the `:line` part when the line is 0 (settings read
+ * from the environment: `environment: JWT_SECRET: must be at least 32 characters`).
+ *
+ * @see DESIGN.md §2 (one line per problem naming the file, the field path and what is wrong)
+ */
+export function formatConfigIssue(issue: ConfigIssue): string {
+  const where = issue.line > 0 ? `${issue.file}:${issue.line}` : issue.file
+  return issue.path ? `${where}: ${issue.path}: ${issue.message}` : `${where}: ${issue.message}`
+}

@@ -1,0 +1,186 @@
+/**
+ * zod schemas for the wire forms of a tenant (DESIGN §3). Field names keep the RFC and DESIGN
+ * spelling (`client_id`, `grant_types`, `jwt_algorithm`); objects are strict, so a misspelt key is
+ * an error instead of a silently ignored setting.
+ *
+ * The schemas check shapes and values only. What needs context (provider paths relative to the
+ * file, `{env: VAR}` secrets, names and hosts unique across documents) is checked by
+ * `parseConfig`, which also maps the result onto the `Tenant` model.
+ *
+ * @module
+ */
+import * as z from 'zod'
+import {
+  ClientIdSchema,
+  ENV_NAME,
+  HostSchema,
+  MIN_SECRET_LENGTH,
+  SCOPE_TOKEN,
+  TenantNameSchema,
+} from './internal/fields.js'
+import { GRANT_TYPES, JWT_ALGORITHMS } from './model.js'
+import type { GrantType } from './model.js'
+
+/** A strict object whose unknown-key issue names the keys that are allowed. */
+function strictObject<Shape extends z.core.$ZodLooseShape>(shape: Shape) {
+  const known = Object.keys(shape).join(', ')
+  return z.strictObject(shape, {
+    error: (issue) =>
+      issue.code === 'unrecognized_keys' ? `unknown field; expected one of ${known}` : undefined,
+  })
+}
+
+/** A list whose string items must be unique; a duplicate is reported at its own index. */
+function uniqueList<Item extends z.ZodType<string>>(item: Item, noun: string) {
+  return z.array(item).superRefine(
+    (values, ctx) => {
+      // Items that failed their own schema are reported already; compare only the valid ones.
+      const failed = new Set(ctx.issues.map((issue) => issue.path?.[0]))
+      const seen = new Set<string>()
+      values.forEach((value, index) => {
+        if (failed.has(index) || typeof value !== 'string') return
+        if (seen.has(value)) {
+          ctx.addIssue({ code: 'custom', message: `duplicate ${noun} "${value}"`, path: [index] })
+        }
+        seen.add(value)
+      })
+    },
+    // Run even when some items failed, so that every problem is reported in one go.
+    { when: (payload) => Array.isArray(payload.value) },
+  )
+}
+
+/** `{env: VAR_NAME}`: the value is read from that environment variable when the config loads. */
+const EnvReferenceSchema = strictObject({
+  env: z.string().regex(ENV_NAME, 'must be an environment variable name'),
+}).describe('Read the value from this environment variable')
+
+function secretSchema(literal: z.ZodString) {
+  return z.union([literal, EnvReferenceSchema], {
+    error: 'must be a string or {env: VARIABLE_NAME}',
+  })
+}
+
+const RedirectUriSchema = z.string().superRefine((uri, ctx) => {
+  // RFC 6749 §3.1.2: an absolute URI without a fragment, compared by exact match later on.
+  if (/\s/.test(uri) || !URL.canParse(uri)) {
+    ctx.addIssue({ code: 'custom', message: 'must be an absolute URL' })
+  } else if (uri.includes('#')) {
+    ctx.addIssue({ code: 'custom', message: 'must not contain a fragment (#)' })
+  }
+})
+
+const DEFAULT_GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refresh_token']
+
+/**
+ * One OAuth client of a tenant, in wire form (`client_id`, `grant_types`, ...).
+ *
+ * Defaults: `grant_types` [authorization_code, refresh_token], `redirect_uris` [], `scopes` [].
+ * `redirect_uris` must be non-empty when `grant_types` includes authorization_code.
+ *
+ * @see DESIGN.md §3
+ * @see RFC 6749 §2 (clients), §3.1.2 (redirection endpoint), §3.3 (scope)
+ */
+export const ClientSchema = strictObject({
+  client_id: ClientIdSchema.describe('UUID of the client (any version)'),
+  client_secret: secretSchema(z.string().min(1))
+    .optional()
+    .describe('Present for a confidential client: the secret, or {env: VARIABLE_NAME}'),
+  grant_types: uniqueList(
+    z.enum(GRANT_TYPES, {
+      error: (issue) =>
+        typeof issue.input === 'string'
+          ? `unknown grant type "${issue.input}"; expected one of ${GRANT_TYPES.join(', ')}`
+          : `must be one of ${GRANT_TYPES.join(', ')}`,
+    }),
+    'grant type',
+  )
+    .min(1)
+    .default(() => [...DEFAULT_GRANT_TYPES])
+    .describe('Grants the client may use'),
+  redirect_uris: uniqueList(RedirectUriSchema, 'redirect URI')
+    .default(() => [])
+    .describe('Absolute URLs without fragment, matched exactly; needed for authorization_code'),
+  scopes: uniqueList(
+    z.string().regex(SCOPE_TOKEN, 'must be a scope token: printable ASCII without spaces, " or \\'),
+    'scope',
+  )
+    .default(() => [])
+    .describe('The scopes the client may obtain'),
+}).superRefine(
+  (client, ctx) => {
+    if (client.grant_types.includes('authorization_code') && client.redirect_uris.length === 0) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'must list at least one URL when grant_types includes authorization_code',
+        path: ['redirect_uris'],
+      })
+    }
+  },
+  {
+    // Also when other fields of the client are wrong, so long as it is an object and both lists
+    // are valid: every problem is reported in one go.
+    when: (payload) =>
+      payload.issues.every((issue) =>
+        issue.path === undefined || issue.path.length === 0
+          ? issue.code === 'unrecognized_keys'
+          : issue.path[0] !== 'grant_types' && issue.path[0] !== 'redirect_uris',
+      ),
+  },
+)
+
+/** The tenant settings: `config` in the file form, `spec` in the resource form. */
+const TenantConfigSchema = strictObject({
+  hosts: uniqueList(HostSchema, 'host')
+    .min(1)
+    .describe('Host names matched against the Host header, case-insensitively, port ignored'),
+  jwt_algorithm: z
+    .enum(JWT_ALGORITHMS, { error: `must be one of ${JWT_ALGORITHMS.join(', ')}` })
+    .default('HS256')
+    .describe('Access-token signing algorithm'),
+  providers: z
+    .array(z.string().min(1))
+    .min(1)
+    .describe('User-authentication scripts, paths relative to the configuration file'),
+  audience: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("Access-token audience; default: the tenant's issuer URL"),
+  jwt_secret: secretSchema(
+    z.string().min(MIN_SECRET_LENGTH, `must be at least ${MIN_SECRET_LENGTH} characters`),
+  )
+    .optional()
+    .describe('HS256 secret of this tenant alone (default: JWT_SECRET); better {env: VARIABLE}'),
+  clients: z.array(ClientSchema).describe('The OAuth clients of the tenant'),
+})
+
+/**
+ * A tenant in file form: `{ name, config: { hosts, jwt_algorithm, providers, ... } }`.
+ *
+ * @see DESIGN.md §3
+ */
+export const TenantFileSchema = strictObject({
+  name: TenantNameSchema,
+  config: TenantConfigSchema,
+})
+
+/**
+ * A tenant in Kubernetes resource form: `apiVersion: tessera.dev/v1`, `kind: Tenant`,
+ * `metadata.name`, and the `config` keys of the file form under `spec`. `metadata` may carry any
+ * other Kubernetes fields (namespace, labels, uid, ...), and a `status` is allowed and ignored.
+ *
+ * @see DESIGN.md §3
+ */
+export const TenantResourceSchema = strictObject({
+  apiVersion: z.literal('tessera.dev/v1'),
+  kind: z.literal('Tenant'),
+  metadata: z.looseObject({ name: TenantNameSchema }),
+  spec: TenantConfigSchema.describe('The tenant configuration'),
+  status: z.unknown().optional(),
+})
+
+/** A tenant as written in file form (the schema's input type). */
+export type TenantFile = z.input<typeof TenantFileSchema>
+/** A tenant as written in resource form (the schema's input type). */
+export type TenantResource = z.input<typeof TenantResourceSchema>

@@ -1,0 +1,206 @@
+import { describe, expect, it } from 'vitest'
+import { ConfigError, formatConfigIssue } from './model.js'
+import { parseSettings, SETTING_NAMES, SettingsSchema } from './settings.js'
+import type { Settings, SettingsMode } from './settings.js'
+
+const START_DEFAULTS: Settings = {
+  tokenExpirationHours: 2,
+  refreshTokenExpirationHours: 720,
+  authorizationCodeTtlSeconds: 60,
+  port: 3000,
+  host: '0.0.0.0',
+  config: './config',
+  configSource: 'files',
+  databaseUrl: 'sqlite:./data/tessera.db',
+  keyRotateOnRestart: true,
+  keyRotationDays: 90,
+  jwksGraceHours: 4,
+  trustProxy: false,
+  maxBodyBytes: 16_384,
+  passwordMaxFailures: 5,
+  passwordMaxFailuresPerAddress: 50,
+  passwordFailureWindowSeconds: 900,
+  logLevel: 'info',
+}
+
+/** The issues of `vars`, formatted. */
+function issues(vars: Record<string, string | undefined>, mode: SettingsMode = 'start'): string[] {
+  try {
+    parseSettings(vars, mode)
+  } catch (error) {
+    if (error instanceof ConfigError) return error.issues.map(formatConfigIssue)
+    throw error
+  }
+  throw new Error('expected a ConfigError')
+}
+
+describe('parseSettings', () => {
+  it('applies the start defaults', () => {
+    expect(parseSettings({}, 'start')).toEqual(START_DEFAULTS)
+  })
+
+  it('applies the dev defaults: loopback and the examples', () => {
+    expect(parseSettings({}, 'dev')).toEqual({
+      ...START_DEFAULTS,
+      host: '127.0.0.1',
+      config: './examples',
+    })
+  })
+
+  it('reads every variable', () => {
+    const vars = {
+      JWT_SECRET: 'j'.repeat(32),
+      TOKEN_EXPIRATION_IN_HOURS: '0.5',
+      REFRESH_TOKEN_EXPIRATION_IN_HOURS: '24',
+      AUTHORIZATION_CODE_TTL_SECONDS: '30',
+      PORT: '0',
+      HOST: '::',
+      TESSERA_CONFIG: '/etc/tessera',
+      TESSERA_CONFIG_SOURCE: 'kubernetes',
+      DATABASE_URL: 'postgres://tessera@db/tessera',
+      KEY_ROTATE_ON_RESTART: 'no',
+      KEY_ROTATION_DAYS: '30',
+      JWKS_GRACE_HOURS: '1',
+      KEY_ENCRYPTION_SECRET: 'k'.repeat(40),
+      TRUST_PROXY: 'TRUE',
+      MAX_BODY_BYTES: '1048576',
+      PASSWORD_MAX_FAILURES: '3',
+      PASSWORD_MAX_FAILURES_PER_ADDRESS: '20',
+      PASSWORD_FAILURE_WINDOW_SECONDS: '60',
+      LOG_LEVEL: 'debug',
+    }
+    expect(Object.keys(vars)).toEqual([...SETTING_NAMES])
+    expect(parseSettings(vars, 'dev')).toEqual({
+      jwtSecret: 'j'.repeat(32),
+      tokenExpirationHours: 0.5,
+      refreshTokenExpirationHours: 24,
+      authorizationCodeTtlSeconds: 30,
+      port: 0,
+      host: '::',
+      config: '/etc/tessera',
+      configSource: 'kubernetes',
+      databaseUrl: 'postgres://tessera@db/tessera',
+      keyRotateOnRestart: false,
+      keyRotationDays: 30,
+      jwksGraceHours: 1,
+      keyEncryptionSecret: 'k'.repeat(40),
+      trustProxy: true,
+      maxBodyBytes: 1_048_576,
+      passwordMaxFailures: 3,
+      passwordMaxFailuresPerAddress: 20,
+      passwordFailureWindowSeconds: 60,
+      logLevel: 'debug',
+    })
+  })
+
+  it('treats empty values as unset and ignores unknown variables', () => {
+    const empty = Object.fromEntries(SETTING_NAMES.map((name) => [name, '']))
+    expect(parseSettings({ ...empty, PATH: '/usr/bin', HOME: '/root' }, 'start')).toEqual(
+      START_DEFAULTS,
+    )
+  })
+
+  it.each(['true', 'TRUE', '1', 'yes', 'Yes'])('reads %j as true', (value) => {
+    expect(parseSettings({ TRUST_PROXY: value }, 'start').trustProxy).toBe(true)
+  })
+
+  it.each(['false', 'False', '0', 'no', 'NO'])('reads %j as false', (value) => {
+    expect(parseSettings({ KEY_ROTATE_ON_RESTART: value }, 'start').keyRotateOnRestart).toBe(false)
+  })
+
+  it('accepts every database URL scheme it knows', () => {
+    for (const url of ['sqlite:/var/lib/tessera.db', 'memory:', 'postgresql://u:p@h:5432/d']) {
+      expect(parseSettings({ DATABASE_URL: url }, 'start').databaseUrl).toBe(url)
+    }
+  })
+
+  it('defaults JWKS_GRACE_HOURS to twice the token lifetime', () => {
+    expect(parseSettings({ TOKEN_EXPIRATION_IN_HOURS: '1.5' }, 'start').jwksGraceHours).toBe(3)
+    expect(
+      parseSettings({ TOKEN_EXPIRATION_IN_HOURS: '1.5', JWKS_GRACE_HOURS: '3' }, 'start')
+        .jwksGraceHours,
+    ).toBe(3)
+  })
+
+  it('refuses JWKS_GRACE_HOURS below twice the token lifetime', () => {
+    expect(issues({ JWKS_GRACE_HOURS: '3' })).toEqual([
+      'environment: JWKS_GRACE_HOURS: must be at least 2 × TOKEN_EXPIRATION_IN_HOURS (4)',
+    ])
+    expect(issues({ TOKEN_EXPIRATION_IN_HOURS: '12', JWKS_GRACE_HOURS: '23.5' })).toEqual([
+      'environment: JWKS_GRACE_HOURS: must be at least 2 × TOKEN_EXPIRATION_IN_HOURS (24)',
+    ])
+  })
+
+  it('refuses a JWT_SECRET of 31 characters without showing it', () => {
+    const secret = 'thirty-one-characters-secret-00'
+    expect(secret).toHaveLength(31)
+    let thrown: unknown
+    try {
+      parseSettings({ JWT_SECRET: secret }, 'dev')
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toBeInstanceOf(ConfigError)
+    const error = thrown as ConfigError
+    expect(error.message).toBe('environment: JWT_SECRET: must be at least 32 characters')
+    expect(JSON.stringify(error.issues)).not.toContain(secret)
+    expect(String(error.stack)).not.toContain(secret)
+  })
+
+  it.each([
+    ['TOKEN_EXPIRATION_IN_HOURS', '0', 'must be a positive number'],
+    ['TOKEN_EXPIRATION_IN_HOURS', '-1', 'must be a positive number'],
+    ['TOKEN_EXPIRATION_IN_HOURS', 'two', 'must be a positive number'],
+    ['TOKEN_EXPIRATION_IN_HOURS', '1e3', 'must be a positive number'],
+    ['REFRESH_TOKEN_EXPIRATION_IN_HOURS', ' 720', 'must be a positive number'],
+    ['AUTHORIZATION_CODE_TTL_SECONDS', '1.5', 'must be a positive integer'],
+    ['AUTHORIZATION_CODE_TTL_SECONDS', '0', 'must be a positive integer'],
+    ['PORT', '65536', 'must be an integer between 0 and 65535'],
+    ['PORT', 'http', 'must be an integer between 0 and 65535'],
+    ['TESSERA_CONFIG_SOURCE', 'etcd', 'must be files or kubernetes'],
+    [
+      'DATABASE_URL',
+      'mysql://db/tessera',
+      'must start with sqlite:, memory:, postgres:// or postgresql://',
+    ],
+    ['KEY_ROTATE_ON_RESTART', 'maybe', 'must be one of true, false, 1, 0, yes, no'],
+    ['KEY_ROTATION_DAYS', '0', 'must be a positive number'],
+    ['JWKS_GRACE_HOURS', '-4', 'must be a positive number'],
+    ['TRUST_PROXY', 'on', 'must be one of true, false, 1, 0, yes, no'],
+    ['MAX_BODY_BYTES', '0', 'must be an integer between 1 and 1048576'],
+    ['MAX_BODY_BYTES', '1048577', 'must be an integer between 1 and 1048576'],
+    ['PASSWORD_MAX_FAILURES', '0', 'must be a positive integer'],
+    ['PASSWORD_MAX_FAILURES_PER_ADDRESS', '2.5', 'must be a positive integer'],
+    ['PASSWORD_FAILURE_WINDOW_SECONDS', '15m', 'must be a positive integer'],
+    ['LOG_LEVEL', 'verbose', 'must be one of fatal, error, warn, info, debug, trace, silent'],
+  ])('refuses %s=%j', (name, value, message) => {
+    expect(issues({ [name]: value })).toEqual([`environment: ${name}: ${message}`])
+  })
+
+  it('reports every bad variable at once, in the order of SETTING_NAMES', () => {
+    expect(
+      issues({
+        LOG_LEVEL: 'loud',
+        PORT: '-1',
+        JWT_SECRET: 'short',
+        TOKEN_EXPIRATION_IN_HOURS: '3',
+        JWKS_GRACE_HOURS: '5',
+      }),
+    ).toEqual([
+      'environment: JWT_SECRET: must be at least 32 characters',
+      'environment: PORT: must be an integer between 0 and 65535',
+      'environment: JWKS_GRACE_HOURS: must be at least 2 × TOKEN_EXPIRATION_IN_HOURS (6)',
+      'environment: LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent',
+    ])
+  })
+})
+
+describe('SettingsSchema', () => {
+  it('parses process.env-like objects, leaving mode-dependent values unset', () => {
+    const parsed = SettingsSchema.parse({ PORT: '8080', HOME: '/root' })
+    expect(parsed.PORT).toBe(8080)
+    expect(parsed.HOST).toBeUndefined()
+    expect(parsed.JWKS_GRACE_HOURS).toBeUndefined()
+    expect(parsed).not.toHaveProperty('HOME')
+  })
+})

@@ -1,0 +1,284 @@
+/**
+ * Settings read from the environment (each also a CLI flag), per DESIGN §2.
+ *
+ * @module
+ */
+import * as z from 'zod'
+import { errorMap, flattenIssues } from './internal/issues.js'
+import { MIN_SECRET_LENGTH } from './internal/fields.js'
+import { ConfigError } from './model.js'
+import type { ConfigIssue } from './model.js'
+
+/**
+ * The environment variables {@link parseSettings} reads, in DESIGN §2 order, then the extras.
+ * The CLI maps each to a flag: `JWT_SECRET` ↔ `--jwt-secret`.
+ *
+ * @see DESIGN.md §2
+ */
+export const SETTING_NAMES = [
+  'JWT_SECRET',
+  'TOKEN_EXPIRATION_IN_HOURS',
+  'REFRESH_TOKEN_EXPIRATION_IN_HOURS',
+  'AUTHORIZATION_CODE_TTL_SECONDS',
+  'PORT',
+  'HOST',
+  'TESSERA_CONFIG',
+  'TESSERA_CONFIG_SOURCE',
+  'DATABASE_URL',
+  'KEY_ROTATE_ON_RESTART',
+  'KEY_ROTATION_DAYS',
+  'JWKS_GRACE_HOURS',
+  'KEY_ENCRYPTION_SECRET',
+  'TRUST_PROXY',
+  'MAX_BODY_BYTES',
+  'PASSWORD_MAX_FAILURES',
+  'PASSWORD_MAX_FAILURES_PER_ADDRESS',
+  'PASSWORD_FAILURE_WINDOW_SECONDS',
+  'LOG_LEVEL',
+] as const
+
+/** One of {@link SETTING_NAMES}. */
+export type SettingName = (typeof SETTING_NAMES)[number]
+
+/** `tessera dev` (local, relaxed defaults) or `tessera start` (production). */
+export type SettingsMode = 'dev' | 'start'
+
+/** Log levels, most to least severe; `silent` logs nothing. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+
+/** One of {@link LOG_LEVELS}. */
+export type LogLevel = (typeof LOG_LEVELS)[number]
+
+/**
+ * The issuer's settings, parsed and with defaults applied. Each property names its variable.
+ *
+ * @see DESIGN.md §2
+ */
+export interface Settings {
+  /** JWT_SECRET: the HS256 secret, at least 32 characters. Unset: no HS256 tenant may load. */
+  jwtSecret?: string
+  /** TOKEN_EXPIRATION_IN_HOURS: access-token lifetime (default 2; decimals allowed). */
+  tokenExpirationHours: number
+  /** REFRESH_TOKEN_EXPIRATION_IN_HOURS: refresh-token family lifetime (default 720). */
+  refreshTokenExpirationHours: number
+  /** AUTHORIZATION_CODE_TTL_SECONDS: authorization-code lifetime (default 60). */
+  authorizationCodeTtlSeconds: number
+  /** PORT: listen port, 0 for any free one (default 3000). */
+  port: number
+  /** HOST: listen address (default 0.0.0.0; dev: 127.0.0.1). */
+  host: string
+  /** TESSERA_CONFIG: tenant YAML, a file or a directory (default ./config; dev: ./examples). */
+  config: string
+  /** TESSERA_CONFIG_SOURCE: `files`, or `kubernetes` to watch Tenant resources (default files). */
+  configSource: 'files' | 'kubernetes'
+  /** DATABASE_URL: `sqlite:PATH`, `memory:` (tests), `postgres://…` (default sqlite:./data/tessera.db). */
+  databaseUrl: string
+  /** KEY_ROTATE_ON_RESTART: a start on a later date than the newest key makes a new key (default true). */
+  keyRotateOnRestart: boolean
+  /** KEY_ROTATION_DAYS: a running issuer rotates a key older than this (default 90). */
+  keyRotationDays: number
+  /** JWKS_GRACE_HOURS: how long retired keys stay published; at least, and by default, 2 × the token lifetime. */
+  jwksGraceHours: number
+  /** KEY_ENCRYPTION_SECRET: encrypts private keys at rest (AES-256-GCM). */
+  keyEncryptionSecret?: string
+  /** TRUST_PROXY: honour X-Forwarded-Proto and X-Forwarded-Host (default false). */
+  trustProxy: boolean
+  /** MAX_BODY_BYTES (extra): largest accepted request body, 1 to 1048576 bytes (default 16384). */
+  maxBodyBytes: number
+  /**
+   * PASSWORD_MAX_FAILURES (extra): failed password checks allowed per tenant and username within
+   * the window before 429 (default 5).
+   */
+  passwordMaxFailures: number
+  /**
+   * PASSWORD_MAX_FAILURES_PER_ADDRESS (extra): failed password checks allowed per client address
+   * within the window, across usernames (default 50).
+   */
+  passwordMaxFailuresPerAddress: number
+  /** PASSWORD_FAILURE_WINDOW_SECONDS (extra): the window of both failure counts (default 900). */
+  passwordFailureWindowSeconds: number
+  /** LOG_LEVEL (extra): fatal, error, warn, info, debug, trace or silent (default info). */
+  logLevel: LogLevel
+}
+
+const DECIMAL = /^(?:\d+(?:\.\d*)?|\.\d+)$/
+const INTEGER = /^\d+$/
+const BOOLEANS: Record<string, boolean> = {
+  true: true,
+  false: false,
+  '1': true,
+  '0': false,
+  yes: true,
+  no: false,
+}
+
+/** A decimal number in a range; the message never repeats the value. */
+function number(options: { integer: boolean; min: number; max?: number; message: string }) {
+  return z.string().transform((text, ctx) => {
+    const value = (options.integer ? INTEGER : DECIMAL).test(text) ? Number(text) : Number.NaN
+    if (!(value >= options.min && value <= (options.max ?? Number.MAX_SAFE_INTEGER))) {
+      ctx.addIssue({ code: 'custom', message: options.message })
+      return z.NEVER
+    }
+    return value
+  })
+}
+
+const positiveNumber = () =>
+  number({ integer: false, min: Number.MIN_VALUE, message: 'must be a positive number' })
+const positiveInteger = () =>
+  number({ integer: true, min: 1, message: 'must be a positive integer' })
+
+const boolean = () =>
+  z.string().transform((text, ctx) => {
+    const value = BOOLEANS[text.toLowerCase()]
+    if (value === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'must be one of true, false, 1, 0, yes, no' })
+      return z.NEVER
+    }
+    return value
+  })
+
+/** An environment variable: an empty value counts as unset. */
+function variable<Schema extends z.ZodType<unknown, string | undefined>>(schema: Schema) {
+  return z
+    .string()
+    .optional()
+    .transform((text) => (text === '' ? undefined : text))
+    .pipe(schema)
+}
+
+/**
+ * The settings variables, keyed by their environment names (unknown variables are ignored, so
+ * `process.env` can be passed as is). Mode-dependent values (HOST, TESSERA_CONFIG) and
+ * JWKS_GRACE_HOURS stay undefined when unset: {@link parseSettings} fills them in.
+ *
+ * @see DESIGN.md §2
+ */
+export const SettingsSchema = z.object({
+  JWT_SECRET: variable(
+    z
+      .string()
+      .min(MIN_SECRET_LENGTH, `must be at least ${MIN_SECRET_LENGTH} characters`)
+      .optional(),
+  ),
+  TOKEN_EXPIRATION_IN_HOURS: variable(positiveNumber().default(2)),
+  REFRESH_TOKEN_EXPIRATION_IN_HOURS: variable(positiveNumber().default(720)),
+  AUTHORIZATION_CODE_TTL_SECONDS: variable(positiveInteger().default(60)),
+  PORT: variable(
+    number({
+      integer: true,
+      min: 0,
+      max: 65535,
+      message: 'must be an integer between 0 and 65535',
+    }).default(3000),
+  ),
+  HOST: variable(z.string().optional()),
+  TESSERA_CONFIG: variable(z.string().optional()),
+  TESSERA_CONFIG_SOURCE: variable(
+    z.enum(['files', 'kubernetes'], { error: 'must be files or kubernetes' }).default('files'),
+  ),
+  DATABASE_URL: variable(
+    z
+      .string()
+      .refine((url) => /^(?:sqlite:|memory:|postgres:\/\/|postgresql:\/\/)/.test(url), {
+        message: 'must start with sqlite:, memory:, postgres:// or postgresql://',
+      })
+      .default('sqlite:./data/tessera.db'),
+  ),
+  KEY_ROTATE_ON_RESTART: variable(boolean().default(true)),
+  KEY_ROTATION_DAYS: variable(positiveNumber().default(90)),
+  JWKS_GRACE_HOURS: variable(positiveNumber().optional()),
+  KEY_ENCRYPTION_SECRET: variable(z.string().optional()),
+  TRUST_PROXY: variable(boolean().default(false)),
+  MAX_BODY_BYTES: variable(
+    number({
+      integer: true,
+      min: 1,
+      max: 1_048_576,
+      message: 'must be an integer between 1 and 1048576',
+    }).default(16_384),
+  ),
+  PASSWORD_MAX_FAILURES: variable(positiveInteger().default(5)),
+  PASSWORD_MAX_FAILURES_PER_ADDRESS: variable(positiveInteger().default(50)),
+  PASSWORD_FAILURE_WINDOW_SECONDS: variable(positiveInteger().default(900)),
+  LOG_LEVEL: variable(
+    z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+  ),
+})
+
+/**
+ * Reads the settings from environment variables (and flags the CLI mapped onto the same names),
+ * applying the defaults of `mode`. Throws a {@link ConfigError} listing every bad variable, as
+ * `environment: NAME: problem`; values are never repeated in messages.
+ *
+ * @example
+ * const settings = parseSettings(process.env, 'start')
+ * settings.port // 3000
+ * @see DESIGN.md §2
+ */
+export function parseSettings(
+  vars: Record<string, string | undefined>,
+  mode: SettingsMode,
+): Settings {
+  const input = Object.fromEntries(SETTING_NAMES.map((name) => [name, vars[name]]))
+  const parsed = SettingsSchema.safeParse(input, { error: errorMap })
+  const issues: ConfigIssue[] = parsed.success
+    ? []
+    : flattenIssues(parsed.error.issues).map(({ path, message }) => ({
+        file: 'environment',
+        line: 0,
+        path: path.join('.'),
+        message,
+      }))
+
+  // Checked apart from the schema so that it is reported along with any other bad variable.
+  const tokenHours = SettingsSchema.shape.TOKEN_EXPIRATION_IN_HOURS.safeParse(
+    input.TOKEN_EXPIRATION_IN_HOURS,
+  )
+  const graceHours = SettingsSchema.shape.JWKS_GRACE_HOURS.safeParse(input.JWKS_GRACE_HOURS)
+  const floor = tokenHours.success ? 2 * tokenHours.data : undefined
+  // Retired keys must outlive every token they signed (DESIGN §2, §6).
+  if (
+    floor !== undefined &&
+    graceHours.success &&
+    graceHours.data !== undefined &&
+    graceHours.data < floor
+  ) {
+    issues.push({
+      file: 'environment',
+      line: 0,
+      path: 'JWKS_GRACE_HOURS',
+      message: `must be at least 2 × TOKEN_EXPIRATION_IN_HOURS (${floor})`,
+    })
+  }
+  if (!parsed.success || issues.length > 0) {
+    const position = (issue: ConfigIssue) => SETTING_NAMES.indexOf(issue.path as SettingName)
+    throw new ConfigError(issues.sort((a, b) => position(a) - position(b)))
+  }
+
+  const env = parsed.data
+  const settings: Settings = {
+    tokenExpirationHours: env.TOKEN_EXPIRATION_IN_HOURS,
+    refreshTokenExpirationHours: env.REFRESH_TOKEN_EXPIRATION_IN_HOURS,
+    authorizationCodeTtlSeconds: env.AUTHORIZATION_CODE_TTL_SECONDS,
+    port: env.PORT,
+    host: env.HOST ?? (mode === 'dev' ? '127.0.0.1' : '0.0.0.0'),
+    config: env.TESSERA_CONFIG ?? (mode === 'dev' ? './examples' : './config'),
+    configSource: env.TESSERA_CONFIG_SOURCE,
+    databaseUrl: env.DATABASE_URL,
+    keyRotateOnRestart: env.KEY_ROTATE_ON_RESTART,
+    keyRotationDays: env.KEY_ROTATION_DAYS,
+    jwksGraceHours: env.JWKS_GRACE_HOURS ?? 2 * env.TOKEN_EXPIRATION_IN_HOURS,
+    trustProxy: env.TRUST_PROXY,
+    maxBodyBytes: env.MAX_BODY_BYTES,
+    passwordMaxFailures: env.PASSWORD_MAX_FAILURES,
+    passwordMaxFailuresPerAddress: env.PASSWORD_MAX_FAILURES_PER_ADDRESS,
+    passwordFailureWindowSeconds: env.PASSWORD_FAILURE_WINDOW_SECONDS,
+    logLevel: env.LOG_LEVEL,
+  }
+  if (env.JWT_SECRET !== undefined) settings.jwtSecret = env.JWT_SECRET
+  if (env.KEY_ENCRYPTION_SECRET !== undefined)
+    settings.keyEncryptionSecret = env.KEY_ENCRYPTION_SECRET
+  return settings
+}

@@ -1,0 +1,59 @@
+import type { TenantContext } from './context.js'
+
+/** Claims Tessera sets itself; a provider's extra claims can never replace them. */
+export const RESERVED_CLAIMS = new Set([
+  'iss',
+  'sub',
+  'aud',
+  'exp',
+  'iat',
+  'nbf',
+  'jti',
+  'client_id',
+  'scope',
+])
+
+export interface AccessTokenInput {
+  sub: string
+  clientId: string
+  scopes: readonly string[]
+  /** Extra claims from the provider script. */
+  claims?: Readonly<Record<string, unknown>>
+}
+
+export interface IssuedAccessToken {
+  token: string
+  expiresIn: number
+  jti: string
+}
+
+/**
+ * Mints an access token with the claims of DESIGN §5, identical under HS256 and RS256.
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc9068
+ */
+export async function issueAccessToken(
+  input: AccessTokenInput,
+  tenant: TenantContext,
+  deps: { clock: () => number; randomId: () => string },
+): Promise<IssuedAccessToken> {
+  const iat = Math.floor(deps.clock() / 1000)
+  const expiresIn = tenant.accessTokenTtlSeconds
+  const jti = deps.randomId()
+  const extra: Record<string, unknown> = {}
+  for (const [name, value] of Object.entries(input.claims ?? {})) {
+    if (!RESERVED_CLAIMS.has(name)) extra[name] = value
+  }
+  const { token } = await tenant.signer.sign({
+    ...extra,
+    iss: tenant.issuer,
+    sub: input.sub,
+    aud: tenant.audience,
+    exp: iat + expiresIn,
+    iat,
+    jti,
+    client_id: input.clientId,
+    scope: input.scopes.join(' '),
+  })
+  return { token, expiresIn, jti }
+}

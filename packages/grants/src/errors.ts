@@ -1,0 +1,49 @@
+/**
+ * RFC 6749 §5.2 error codes, plus `temporarily_unavailable` (RFC 6749 §4.1.2.1, used for
+ * brute-force throttling) and `server_error`.
+ */
+export const OAUTH_ERROR_CODES = [
+  'invalid_request',
+  'invalid_client',
+  'invalid_grant',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'invalid_scope',
+  'temporarily_unavailable',
+  'server_error',
+] as const
+
+export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number]
+
+export interface OAuthErrorOptions {
+  /** Internal detail for logs; never sent to the client. */
+  cause?: unknown
+  /** Seconds until a throttled request may be retried. */
+  retryAfterSeconds?: number
+  /**
+   * The client-authentication scheme the failed request used; RFC 6749 §5.2 asks for a
+   * matching `WWW-Authenticate` challenge when it was HTTP Basic.
+   */
+  challenge?: 'Basic'
+}
+
+/**
+ * The one error the grants throw. `description` is safe to show a client.
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-5.2
+ */
+export class OAuthError extends Error {
+  override readonly name = 'OAuthError'
+  readonly code: OAuthErrorCode
+  readonly description: string
+  readonly retryAfterSeconds: number | undefined
+  readonly challenge: 'Basic' | undefined
+
+  constructor(code: OAuthErrorCode, description: string, options: OAuthErrorOptions = {}) {
+    super(`${code}: ${description}`, { cause: options.cause })
+    this.code = code
+    this.description = description
+    this.retryAfterSeconds = options.retryAfterSeconds
+    this.challenge = options.challenge
+  }
+}

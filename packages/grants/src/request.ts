@@ -1,0 +1,71 @@
+import { OAuthError } from './errors.js'
+
+/** Token-request parameters: string values only, empty values dropped, no prototype. */
+export type TokenParams = Readonly<Record<string, string>>
+
+// Keys that would reach Object.prototype if anything downstream ever merged the parameters
+// into a plain object; refusing them outright is simpler than proving nothing ever does.
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
+
+function invalid(description: string): OAuthError {
+  return new OAuthError('invalid_request', description)
+}
+
+function mediaType(contentType: string | undefined): string {
+  return (contentType ?? '').split(';', 1)[0]!.trim().toLowerCase()
+}
+
+/**
+ * Parses a token-endpoint body, form-encoded or JSON, into one flat parameter set, so that both
+ * encodings behave identically (DESIGN §4). Throws `invalid_request` for anything else.
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-3.2 — parameters sent without a value are
+ *   treated as omitted, and request parameters must not be included more than once.
+ */
+export function parseTokenRequestBody(raw: string, contentType: string | undefined): TokenParams {
+  const type = mediaType(contentType)
+  const params: Record<string, string> = Object.create(null) as Record<string, string>
+  const checkName = (key: string): void => {
+    if (FORBIDDEN_KEYS.has(key)) throw invalid(`parameter "${safeName(key)}" is not allowed`)
+  }
+  const add = (key: string, value: string): void => {
+    checkName(key)
+    if (Object.hasOwn(params, key)) throw invalid(`parameter "${safeName(key)}" is repeated`)
+    params[key] = value
+  }
+
+  if (type === 'application/x-www-form-urlencoded') {
+    for (const [key, value] of new URLSearchParams(raw)) add(key, value)
+  } else if (type === 'application/json') {
+    let body: unknown
+    try {
+      body = JSON.parse(raw)
+    } catch {
+      throw invalid('the request body is not valid JSON')
+    }
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw invalid('the request body must be a JSON object')
+    }
+    for (const [key, value] of Object.entries(body)) {
+      checkName(key)
+      if (typeof value !== 'string') {
+        throw invalid(`parameter "${safeName(key)}" must be a string`)
+      }
+      add(key, value)
+    }
+  } else {
+    throw invalid(
+      'unsupported content type; send application/x-www-form-urlencoded or application/json',
+    )
+  }
+
+  // Empty values count as absent; deleting after the loop keeps "repeated" detection exact.
+  for (const key of Object.keys(params)) if (params[key] === '') delete params[key]
+  return params
+}
+
+/** Parameter names are echoed in error descriptions; keep them short and printable. */
+function safeName(key: string): string {
+  const printable = key.replace(/[^\x20-\x7e]/g, '?').replace(/["\\]/g, '?')
+  return printable.length > 40 ? `${printable.slice(0, 40)}…` : printable
+}

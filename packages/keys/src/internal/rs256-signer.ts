@@ -1,0 +1,31 @@
+import { importJWK, SignJWT } from 'jose'
+import { KeyError } from '../errors.js'
+import type { TokenSigner } from '../signer.js'
+import type { RsaPrivateJwkFields } from './stored-key.js'
+
+/** Imports a private JWK once and returns a signer that stamps its kid on every token. */
+export async function createRs256Signer(
+  jwk: RsaPrivateJwkFields,
+  kid: string,
+  tenant: string,
+): Promise<TokenSigner> {
+  let key: Awaited<ReturnType<typeof importJWK>>
+  try {
+    key = await importJWK(jwk, 'RS256')
+  } catch (cause) {
+    throw new KeyError(
+      'ERR_KEY_INVALID',
+      `the private key "${kid}" of tenant "${tenant}" does not import as an RS256 key`,
+      { cause },
+    )
+  }
+  return {
+    alg: 'RS256',
+    async sign(claims) {
+      const token = await new SignJWT(claims)
+        .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid })
+        .sign(key)
+      return { token, kid }
+    },
+  }
+}

@@ -1,0 +1,289 @@
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose'
+import { beforeEach, describe, expect, it, vi } from 'vitest'
+import { KeyError } from './errors.js'
+import { generateRsaKey } from './generate.js'
+import type { JwksDocument } from './jwks.js'
+import { loadKeyRing, type KeyRing, type LoadKeyRingOptions } from './key-ring.js'
+import { MemoryKeyStore } from './test-utils/memory-key-store.js'
+
+const hour = 3_600_000
+const day = 24 * hour
+const graceMs = 4 * hour
+const start = Date.UTC(2025, 2, 10, 9)
+
+let store: MemoryKeyStore
+let now: number
+
+beforeEach(() => {
+  store = new MemoryKeyStore()
+  now = start
+})
+
+function load(options: Partial<LoadKeyRingOptions> = {}): Promise<KeyRing> {
+  return loadKeyRing({
+    tenant: 'acme',
+    algorithm: 'RS256',
+    store,
+    now: () => now,
+    rotateOnRestart: true,
+    graceMs,
+    ...options,
+  })
+}
+
+function keySet(doc: JwksDocument): ReturnType<typeof createLocalJWKSet> {
+  return createLocalJWKSet({ keys: [...doc.keys] })
+}
+
+function kids(ring: KeyRing): string[] {
+  return ring.jwks().keys.map((jwk) => jwk.kid)
+}
+
+async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await promise
+  } catch (error) {
+    expect(error).toBeInstanceOf(KeyError)
+    return (error as KeyError).code
+  }
+  return undefined
+}
+
+describe('loadKeyRing (RS256)', () => {
+  it('creates a key named for the UTC date on first use', async () => {
+    const ring = await load()
+    expect(ring.tenant).toBe('acme')
+    expect(ring.algorithm).toBe('RS256')
+    expect(ring.activeKid()).toBe('2025-03-10')
+    expect(await store.listKeys('acme')).toHaveLength(1)
+  })
+
+  it('signs tokens that verify against its JWKS and carry the kid', async () => {
+    const ring = await load()
+    const signer = ring.signer()
+    const { token, kid } = await signer.sign({ iss: 'https://acme.test', sub: 'alice', jti: 'j' })
+
+    expect(signer.alg).toBe('RS256')
+    expect(kid).toBe('2025-03-10')
+    expect(decodeProtectedHeader(token)).toEqual({ alg: 'RS256', typ: 'JWT', kid: '2025-03-10' })
+    const { payload } = await jwtVerify(token, keySet(ring.jwks()), {
+      issuer: 'https://acme.test',
+      algorithms: ['RS256'],
+    })
+    expect(payload).toEqual({ iss: 'https://acme.test', sub: 'alice', jti: 'j' })
+  })
+
+  it('publishes exactly kty, n, e, kid, alg and use', async () => {
+    const ring = await load()
+    const [jwk, ...rest] = ring.jwks().keys
+    expect(rest).toEqual([])
+    expect(Object.keys(jwk ?? {}).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use'])
+    expect(jwk).toMatchObject({ kty: 'RSA', kid: '2025-03-10', alg: 'RS256', use: 'sig' })
+  })
+
+  it('computes the JWKS and the signer once per load, not per call', async () => {
+    const ring = await load()
+    expect(ring.jwks()).toBe(ring.jwks())
+    expect(ring.signer()).toBe(ring.signer())
+  })
+
+  it('reuses the stored key on a same-day restart', async () => {
+    const first = await load()
+    now = start + 10 * hour
+    const second = await load()
+
+    expect(second.activeKid()).toBe(first.activeKid())
+    expect(second.jwks()).toEqual(first.jwks())
+    expect(await store.listKeys('acme')).toHaveLength(1)
+    const { token } = await first.signer().sign({ sub: 'alice' })
+    await expect(jwtVerify(token, keySet(second.jwks()))).resolves.toBeDefined()
+  })
+
+  it('rotates on a restart on a later date and keeps the old key published for the grace', async () => {
+    const first = await load()
+    const { token: oldToken } = await first.signer().sign({ sub: 'alice' })
+
+    now = start + day
+    const second = await load()
+    expect(second.activeKid()).toBe('2025-03-11')
+    expect(kids(second)).toEqual(['2025-03-11', '2025-03-10'])
+    expect(store.get('acme', '2025-03-10')).toMatchObject({ state: 'retired', retiredAt: now })
+    await expect(jwtVerify(oldToken, keySet(second.jwks()))).resolves.toBeDefined()
+
+    now += graceMs - 1
+    await second.reload()
+    expect(kids(second)).toEqual(['2025-03-11', '2025-03-10'])
+
+    now += 1
+    await second.reload()
+    expect(kids(second)).toEqual(['2025-03-11'])
+    expect(store.get('acme', '2025-03-10')).toBeUndefined()
+    await expect(jwtVerify(oldToken, keySet(second.jwks()))).rejects.toThrow()
+  })
+
+  it('keeps the old key on a later date when rotateOnRestart is false', async () => {
+    await load()
+    now = start + 3 * day
+    const ring = await load({ rotateOnRestart: false })
+    expect(ring.activeKid()).toBe('2025-03-10')
+    expect(await store.listKeys('acme')).toHaveLength(1)
+  })
+
+  it('does not rotate on a reload, even on a later date', async () => {
+    const ring = await load()
+    now = start + day
+    await ring.reload()
+    expect(ring.activeKid()).toBe('2025-03-10')
+    expect(await store.listKeys('acme')).toHaveLength(1)
+  })
+
+  it('converges on one key when two processes load an empty store at once', async () => {
+    const insert = vi.spyOn(store, 'insertKeyIfAbsent')
+    const [a, b] = await Promise.all([load(), load()])
+    // Both generated a key and raced to insert it; the loser took the winner's.
+    expect(
+      await Promise.all(insert.mock.results.map((result) => result.value as Promise<boolean>)),
+    ).toEqual(expect.arrayContaining([true, false]))
+    expect(await store.listKeys('acme')).toHaveLength(1)
+    expect(a.activeKid()).toBe('2025-03-10')
+    expect(b.activeKid()).toBe(a.activeKid())
+    expect(b.jwks()).toEqual(a.jwks())
+    const { token } = await b.signer().sign({ sub: 'alice' })
+    await expect(jwtVerify(token, keySet(a.jwks()))).resolves.toBeDefined()
+  })
+
+  it('converges on one new key when two processes rotate at once', async () => {
+    await load()
+    now = start + day
+    const [a, b] = await Promise.all([load(), load()])
+    expect((await store.listKeys('acme')).map((key) => key.kid)).toEqual([
+      '2025-03-10',
+      '2025-03-11',
+    ])
+    expect(a.activeKid()).toBe('2025-03-11')
+    expect(b.jwks()).toEqual(a.jwks())
+  })
+
+  it('names a second key of the same date YYYY-MM-DD.2 and never publishes a revoked key', async () => {
+    await load()
+    await store.updateKeyState('acme', '2025-03-10', 'revoked', undefined)
+    now = start + hour
+    const ring = await load()
+    expect(ring.activeKid()).toBe('2025-03-10.2')
+    expect(kids(ring)).toEqual(['2025-03-10.2'])
+  })
+
+  it('picks up a key rotated by another process on reload', async () => {
+    const ring = await load()
+    now = start + hour
+    const rotated = await generateRsaKey('acme', '2025-03-10.2', now)
+    await store.insertKeyIfAbsent(rotated)
+    await store.updateKeyState('acme', '2025-03-10', 'retired', now)
+
+    await ring.reload()
+    expect(ring.activeKid()).toBe('2025-03-10.2')
+    expect(kids(ring)).toEqual(['2025-03-10.2', '2025-03-10'])
+    expect(ring.signer().alg).toBe('RS256')
+    expect((await ring.signer().sign({})).kid).toBe('2025-03-10.2')
+  })
+
+  it('retires every active key but the newest', async () => {
+    await store.insertKeyIfAbsent(await generateRsaKey('acme', '2025-03-09', start - day))
+    await store.insertKeyIfAbsent(await generateRsaKey('acme', '2025-03-10', start - hour))
+    const ring = await load()
+    expect(ring.activeKid()).toBe('2025-03-10')
+    expect(store.get('acme', '2025-03-09')).toMatchObject({ state: 'retired', retiredAt: now })
+    expect(kids(ring)).toEqual(['2025-03-10', '2025-03-09'])
+  })
+
+  it('makes a new key on reload once the active one was revoked', async () => {
+    const ring = await load()
+    await store.updateKeyState('acme', '2025-03-10', 'revoked', undefined)
+    await ring.reload()
+    expect(ring.activeKid()).toBe('2025-03-10.2')
+    expect(kids(ring)).toEqual(['2025-03-10.2'])
+  })
+
+  it('keeps kids of different tenants apart', async () => {
+    const acme = await load()
+    const globex = await load({ tenant: 'globex' })
+    expect(globex.activeKid()).toBe(acme.activeKid())
+    expect(globex.jwks().keys[0]?.n).not.toBe(acme.jwks().keys[0]?.n)
+    const { token } = await globex.signer().sign({ sub: 'bob' })
+    await expect(jwtVerify(token, keySet(acme.jwks()))).rejects.toThrow()
+  })
+})
+
+describe('loadKeyRing (HS256)', () => {
+  it('creates no key', async () => {
+    const ring = await load({ algorithm: 'HS256' })
+    expect(ring.activeKid()).toBeUndefined()
+    expect(ring.jwks()).toEqual({ keys: [] })
+    expect(await store.listKeys('acme')).toEqual([])
+    expect(() => ring.signer()).toThrow(expect.objectContaining({ code: 'ERR_NO_ACTIVE_KEY' }))
+  })
+
+  it('retires a key left active by a rollback from RS256 and unpublishes it after the grace', async () => {
+    const rs = await load()
+    const { token } = await rs.signer().sign({ sub: 'alice' })
+
+    now = start + hour
+    const hs = await load({ algorithm: 'HS256' })
+    expect(hs.activeKid()).toBeUndefined()
+    expect(store.get('acme', '2025-03-10')).toMatchObject({ state: 'retired', retiredAt: now })
+    expect(kids(hs)).toEqual(['2025-03-10'])
+    await expect(jwtVerify(token, keySet(hs.jwks()))).resolves.toBeDefined()
+
+    now += graceMs
+    await hs.reload()
+    expect(hs.jwks()).toEqual({ keys: [] })
+    expect(await store.listKeys('acme')).toEqual([])
+  })
+})
+
+describe('loadKeyRing (stored data)', () => {
+  it('throws ERR_KEY_INVALID for a corrupted public JWK', async () => {
+    const key = await generateRsaKey('acme', '2025-03-10', start)
+    await store.insertKeyIfAbsent({ ...key, publicJwk: '{"kty":"RSA","n":' })
+    expect(await codeOf(load())).toBe('ERR_KEY_INVALID')
+  })
+
+  it('throws ERR_KEY_INVALID for a private key that does not match its public half', async () => {
+    const key = await generateRsaKey('acme', '2025-03-10', start)
+    const other = await generateRsaKey('acme', '2025-03-10', start)
+    await store.insertKeyIfAbsent({ ...key, privateKey: other.privateKey })
+    expect(await codeOf(load())).toBe('ERR_KEY_INVALID')
+  })
+
+  it('throws ERR_KEY_INVALID for a row with an unknown state, before changing anything', async () => {
+    const old = await generateRsaKey('acme', '2025-03-09', start - day)
+    await store.insertKeyIfAbsent({ ...old, state: 'retired', retiredAt: start - graceMs })
+    const key = await generateRsaKey('acme', '2025-03-10', start)
+    await store.insertKeyIfAbsent({ ...key, state: 'lost' as 'active' })
+    expect(await codeOf(load())).toBe('ERR_KEY_INVALID')
+    expect(await store.listKeys('acme')).toHaveLength(2)
+  })
+
+  it('refuses keys of another tenant returned by a faulty store', async () => {
+    const key = await generateRsaKey('globex', '2025-03-10', start)
+    const faulty = Object.assign(new MemoryKeyStore(), {
+      listKeys: () => Promise.resolve([key]),
+    })
+    expect(await codeOf(load({ store: faulty }))).toBe('ERR_KEY_INVALID')
+  })
+
+  it('keeps serving the last good keys when a reload fails', async () => {
+    const ring = await load()
+    const before = ring.jwks()
+    const key = await generateRsaKey('acme', '2025-03-10.2', start)
+    await store.insertKeyIfAbsent({ ...key, createdAt: start + 1, privateKey: 'garbage' })
+    expect(await codeOf(ring.reload())).toBe('ERR_KEY_INVALID')
+    expect(ring.jwks()).toBe(before)
+    expect(ring.activeKid()).toBe('2025-03-10')
+  })
+
+  it('throws a TypeError naming a bad option', async () => {
+    await expect(load({ graceMs: -1 })).rejects.toThrow(/graceMs/)
+    await expect(load({ algorithm: 'ES256' as 'RS256' })).rejects.toThrow(TypeError)
+  })
+})

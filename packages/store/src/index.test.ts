@@ -1,0 +1,25 @@
+import type { FailureCount, ThrottleStore } from '@tessera/grants'
+import type { KeyStore } from '@tessera/keys'
+import { describe, expectTypeOf, it } from 'vitest'
+import {
+  createMemoryStore,
+  openSqliteStore,
+  openStore,
+  type StoreError,
+  type Store,
+  type StoreErrorCode,
+} from './index.js'
+
+describe('@tessera/store public types', () => {
+  it('implements the ports of keys and grants', () => {
+    expectTypeOf<Store['keys']>().toEqualTypeOf<KeyStore>()
+    expectTypeOf<Store['throttle']>().toEqualTypeOf<ThrottleStore>()
+    expectTypeOf<
+      ReturnType<ThrottleStore['recordFailure']>
+    >().resolves.toEqualTypeOf<FailureCount>()
+    expectTypeOf(openStore).toEqualTypeOf<(url: string) => Promise<Store>>()
+    expectTypeOf(openSqliteStore).toEqualTypeOf<(path: string) => Promise<Store>>()
+    expectTypeOf(createMemoryStore).toEqualTypeOf<() => Store>()
+    expectTypeOf<StoreError['code']>().toEqualTypeOf<StoreErrorCode>()
+  })
+})

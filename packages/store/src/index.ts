@@ -1,0 +1,20 @@
+/**
+ * @tessera/store — adapters for the ports that @tessera/keys and @tessera/grants declare:
+ * memory (tests), SQLite (the embedded default); PostgreSQL comes later.
+ *
+ * @example
+ * ```ts
+ * import { openStore } from '@tessera/store'
+ *
+ * const store = await openStore(process.env.DATABASE_URL ?? 'sqlite:./data/tessera.db')
+ * const ring = await loadKeyRing({ tenant: 'acme', store: store.keys, ... })
+ * ```
+ *
+ * @module
+ */
+export { openStore } from './store.js'
+export type { Store } from './store.js'
+export { createMemoryStore } from './memory.js'
+export { openSqliteStore } from './sqlite.js'
+export { StoreError } from './errors.js'
+export type { StoreErrorCode } from './errors.js'

@@ -1,0 +1,52 @@
+import Database from 'better-sqlite3'
+import { describe, expect, it } from 'vitest'
+import { MIGRATIONS, migrate, type Migration } from './migrations.js'
+
+function tables(db: Database.Database): string[] {
+  return db
+    .prepare<[], { name: string }>(
+      "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
+    )
+    .all()
+    .map((row) => row.name)
+}
+
+describe('migrate', () => {
+  it('numbers migrations 1, 2, 3… with no gap or repeat', () => {
+    expect(MIGRATIONS.map((m) => m.version)).toEqual(MIGRATIONS.map((_, i) => i + 1))
+  })
+
+  it('applies every migration on an empty database, then none', () => {
+    const db = new Database(':memory:')
+    expect(migrate(db, MIGRATIONS, () => 42)).toEqual(MIGRATIONS.map((m) => m.version))
+    expect(migrate(db)).toEqual([])
+    expect(tables(db)).toEqual(['keys', 'schema_migrations', 'throttle'])
+    expect(db.prepare('SELECT version, name, applied_at FROM schema_migrations').all()).toEqual(
+      MIGRATIONS.map(({ version, name }) => ({ version, name, applied_at: 42 })),
+    )
+    db.close()
+  })
+
+  it('applies only what an older database lacks', () => {
+    const db = new Database(':memory:')
+    migrate(db, MIGRATIONS.slice(0, 1))
+    expect(tables(db)).toEqual(['keys', 'schema_migrations'])
+    expect(migrate(db)).toEqual(MIGRATIONS.slice(1).map((m) => m.version))
+    db.close()
+  })
+
+  it('rolls a failing migration back whole and records nothing of it', () => {
+    const db = new Database(':memory:')
+    const broken: Migration = {
+      version: MIGRATIONS.length + 1,
+      name: 'broken',
+      sql: 'CREATE TABLE half_done (a INTEGER); INSERT INTO no_such_table VALUES (1);',
+    }
+    expect(() => migrate(db, [...MIGRATIONS, broken])).toThrow(/no_such_table/)
+    expect(tables(db)).not.toContain('half_done')
+    expect(db.prepare('SELECT max(version) AS v FROM schema_migrations').get()).toEqual({
+      v: MIGRATIONS.length,
+    })
+    db.close()
+  })
+})

@@ -1,0 +1,76 @@
+import type { ThrottleStore } from '@tessera/grants'
+import type { KeyStore } from '@tessera/keys'
+import { StoreError } from './errors.js'
+import { createMemoryStore } from './memory.js'
+import { openSqliteStore } from './sqlite.js'
+
+/** Every port adapter over one database, with its lifecycle. */
+export interface Store {
+  /** RS256 key pairs (@tessera/keys). */
+  readonly keys: KeyStore
+  /** Failed-password counters (@tessera/grants). */
+  readonly throttle: ThrottleStore
+  /** Resolves when the database answers; for readiness probes. */
+  ping(): Promise<void>
+  /** Releases the database. Idempotent; any later use rejects with `ERR_STORE_CLOSED`. */
+  close(): Promise<void>
+}
+
+const EXPECTED = 'expected sqlite:PATH, memory: or postgres://…'
+
+/**
+ * The scheme of a URL, or undefined when naming it could leak a secret: in `user:pass@host`
+ * (a URL missing its scheme) the part before the first colon is a user name.
+ */
+function safeScheme(url: string): string | undefined {
+  const match = /^([a-z][a-z0-9+.-]{0,31}):(.*)$/is.exec(url)
+  if (match?.[1] === undefined) return undefined
+  const rest = match[2] ?? ''
+  return rest.startsWith('//') || !rest.includes('@') ? match[1].toLowerCase() : undefined
+}
+
+/**
+ * Opens the store a DATABASE_URL names (DESIGN §2):
+ *
+ * - `memory:` — in-process maps; for tests, nothing survives the process.
+ * - `sqlite:PATH` — an SQLite file, PATH relative to the working directory, its directory created
+ *   if missing; `sqlite::memory:` for a private in-memory database.
+ * - `postgres://…`, `postgresql://…` — not built yet; rejects with `ERR_STORE_UNSUPPORTED`.
+ *
+ * @throws StoreError `ERR_STORE_URL` for anything else, naming the scheme only
+ * @example
+ * ```ts
+ * const store = await openStore(process.env.DATABASE_URL ?? 'sqlite:./data/tessera.db')
+ * try {
+ *   await store.ping()
+ * } finally {
+ *   await store.close()
+ * }
+ * ```
+ */
+export async function openStore(url: string): Promise<Store> {
+  if (typeof url !== 'string') throw new TypeError('openStore: url must be a string')
+  const scheme = safeScheme(url)
+  switch (scheme) {
+    case 'memory':
+      if (url.length > 'memory:'.length) {
+        throw new StoreError('ERR_STORE_URL', `DATABASE_URL memory: takes no path; ${EXPECTED}`)
+      }
+      return createMemoryStore()
+    case 'sqlite':
+      return openSqliteStore(url.slice('sqlite:'.length))
+    case 'postgres':
+    case 'postgresql':
+      throw new StoreError(
+        'ERR_STORE_UNSUPPORTED',
+        'PostgreSQL support is not built yet; use sqlite:PATH for DATABASE_URL for now',
+      )
+    case undefined:
+      throw new StoreError('ERR_STORE_URL', `DATABASE_URL has no recognisable scheme; ${EXPECTED}`)
+    default:
+      throw new StoreError(
+        'ERR_STORE_URL',
+        `DATABASE_URL scheme "${scheme}:" is not supported; ${EXPECTED}`,
+      )
+  }
+}
