@@ -8,7 +8,7 @@ const USERS = new Map([
     'alice',
     {
       sub: 'c3a1b6f0-5d2e-4c8f-9a71-0e2d4b6f8a10',
-      hash: '$scrypt$ln=14,r=8,p=1$LPSSxw41J/3eRUPFo2tbwQ$VQv1eEsktszBTB8oYTvXH2unpq5ev/dHo3KBb+4levY',
+      hash: '$scrypt$ln=14,r=8,p=1$C0lJHmVGy5VwaXuLIVNt6A$hBGp2lfifP1epHtOYXZb2PwQ2K9RGEH+vM6TSOgzX+w',
       claims: { name: 'Alice Liddell', email: 'alice@example.test' },
     },
   ],
@@ -16,7 +16,7 @@ const USERS = new Map([
     'bob',
     {
       sub: '5f9e2d71-8b4a-4e3c-a6d0-2c7b9e1f4a53',
-      hash: '$scrypt$ln=14,r=8,p=1$kpF8pKXltjNKORoi92ZG6g$ZsUZC5OzovwMlBDffnfxnIvz7Dfimn8mi4KmX9Rv4Pw',
+      hash: '$scrypt$ln=14,r=8,p=1$QiDHQUwKQaUHhbSPDWinQw$0FDehJyBeqTNAGpMQm6E24lkDGz5Sf0K9sYoLV7QsfQ',
       claims: { name: 'Bob Builder' },
     },
   ],

@@ -7,9 +7,12 @@ import { HttpError } from './http/http-error.js'
 import { methodNotAllowed, resolveTenant } from './http/tenant.js'
 import type { TenantState } from './http/tenant.js'
 import type { Metrics } from './metrics.js'
+import { authorizeRoute, loginRoute } from './routes/authorize.js'
 import { healthzRoute, metricsRoute, readyzRoute } from './routes/health.js'
+import { introspectRoute } from './routes/introspect.js'
 import { jwksRoute } from './routes/jwks.js'
 import { metadataRoute } from './routes/metadata.js'
+import { revokeRoute } from './routes/revoke.js'
 import { tokenRoute } from './routes/token.js'
 import type { TenantRegistry } from './tenants.js'
 
@@ -30,6 +33,9 @@ export interface AppDeps {
 // Metric labels come from this fixed list so that probing random paths cannot grow them.
 const KNOWN_ROUTES = new Set([
   '/token',
+  '/authorize',
+  '/revoke',
+  '/introspect',
   '/.well-known/jwks.json',
   '/.well-known/oauth-authorization-server',
   '/healthz',
@@ -61,9 +67,16 @@ export function createApp(deps: AppDeps): Koa {
 
   const tenantRouter = new Router<TenantState>()
   tenantRouter.post('/token', tokenRoute(deps))
+  tenantRouter.get('/authorize', authorizeRoute(deps))
+  tenantRouter.post('/authorize', loginRoute(deps))
+  tenantRouter.post('/revoke', revokeRoute(deps))
+  tenantRouter.post('/introspect', introspectRoute(deps))
   tenantRouter.get('/.well-known/jwks.json', jwksRoute())
   tenantRouter.get('/.well-known/oauth-authorization-server', metadataRoute())
   tenantRouter.all('/token', methodNotAllowed(['POST']))
+  tenantRouter.all('/authorize', methodNotAllowed(['GET', 'HEAD', 'POST']))
+  tenantRouter.all('/revoke', methodNotAllowed(['POST']))
+  tenantRouter.all('/introspect', methodNotAllowed(['POST']))
   tenantRouter.all('/.well-known/jwks.json', methodNotAllowed(['GET', 'HEAD']))
   tenantRouter.all('/.well-known/oauth-authorization-server', methodNotAllowed(['GET', 'HEAD']))
   // Resolved for every other path, so an unknown host gets the same 404 whatever it asks for.

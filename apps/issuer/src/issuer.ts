@@ -13,6 +13,10 @@ import { createUserAuthenticator, loadProviders } from './providers.js'
 import { createTenantRegistry } from './tenants.js'
 import type { TenantRegistry } from './tenants.js'
 
+/** How long a login form stays usable: long enough to type, short enough to be worthless if leaked. */
+const LOGIN_TTL_SECONDS = 600
+const PURGE_INTERVAL_MS = 10 * 60_000
+
 export interface IssuerOptions {
   settings: Settings
   /** `dev` serves `http://` issuer URLs; `start` serves `https://` ones. */
@@ -62,6 +66,12 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
       registry,
       grants: {
         throttle: store.throttle,
+        codes: store.codes,
+        refreshTokens: store.refreshTokens,
+        logins: store.logins,
+        codeTtlSeconds: settings.authorizationCodeTtlSeconds,
+        refreshTokenTtlSeconds: Math.round(settings.refreshTokenExpirationHours * 3600),
+        loginTtlSeconds: LOGIN_TTL_SECONDS,
         throttlePolicy: {
           maxFailuresPerUser: settings.passwordMaxFailures,
           maxFailuresPerAddress: settings.passwordMaxFailuresPerAddress,
@@ -77,7 +87,23 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
       ready: () => true,
       ping: () => store.ping(),
     })
-    return { app, registry, tenants, store, close: () => store.close() }
+    // Expired codes, login transactions and families are dead weight; sweep them now and then.
+    const sweep = setInterval(() => {
+      store.expiry.purgeExpired(clock()).catch((error: unknown) => {
+        logger.warn({ err: error }, 'purging expired rows failed')
+      })
+    }, PURGE_INTERVAL_MS)
+    sweep.unref()
+    return {
+      app,
+      registry,
+      tenants,
+      store,
+      close: async () => {
+        clearInterval(sweep)
+        await store.close()
+      },
+    }
   } catch (error) {
     await store.close()
     throw error

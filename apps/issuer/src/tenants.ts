@@ -1,7 +1,7 @@
 import { normaliseHost } from '@tessera/config-schema'
 import type { Client, Tenant } from '@tessera/config-schema'
 import type { TenantContext, UserAuthenticator } from '@tessera/grants'
-import { createHs256Signer, loadKeyRing } from '@tessera/keys'
+import { createAccessTokenVerifier, createHs256Signer, loadKeyRing } from '@tessera/keys'
 import type { KeyRing, KeyStore, TokenSigner } from '@tessera/keys'
 
 /** A tenant ready to serve: its grant context, its key ring and its issuer URL. */
@@ -65,11 +65,11 @@ export async function createTenantRegistry(
       graceMs: options.jwksGraceMs,
     })
     const issuer = issuerUrl(tenant, options.scheme)
+    const secret = tenant.jwtSecret ?? options.jwtSecret
     let signer: TokenSigner
     if (tenant.jwtAlgorithm === 'RS256') {
       signer = keyRing.signer()
     } else {
-      const secret = tenant.jwtSecret ?? options.jwtSecret
       // config-schema refuses an HS256 tenant without a usable secret; this is a programming error.
       if (secret === undefined) throw new TypeError(`tenant ${tenant.name} has no HS256 secret`)
       signer = hs256Signer(secret)
@@ -85,6 +85,14 @@ export async function createTenantRegistry(
         audience: tenant.audience ?? issuer,
         clients,
         signer,
+        // Both algorithms verify while the tenant has the means: tokens signed before a switch
+        // between HS256 and RS256 stay valid until they expire.
+        verifyAccessToken: createAccessTokenVerifier({
+          issuer,
+          ring: keyRing,
+          now: options.now,
+          ...(secret === undefined ? {} : { secret }),
+        }),
         users: options.users(tenant),
         accessTokenTtlSeconds: options.accessTokenTtlSeconds,
       },

@@ -25,6 +25,8 @@ export interface SourceLocation {
 /** One OAuth client of a tenant. Secrets given as `{env: VAR}` are already resolved here. */
 export interface Client {
   clientId: string
+  /** Shown to users on the login page; absent means the client_id is shown. */
+  name?: string
   /** Present for confidential clients; absent for public clients. */
   clientSecret?: string
   grantTypes: GrantType[]

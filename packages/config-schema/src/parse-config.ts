@@ -148,6 +148,7 @@ function toTenant(
       }
       const secret = resolved.clientSecrets.get(index)
       if (secret !== undefined) normalised.clientSecret = secret
+      if (client.client_name !== undefined) normalised.name = client.client_name
       return normalised
     }),
     source,

@@ -83,6 +83,12 @@ const DEFAULT_GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refres
  */
 export const ClientSchema = strictObject({
   client_id: ClientIdSchema.describe('UUID of the client (any version)'),
+  client_name: z
+    .string()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe('Shown to users on the login page (RFC 7591 client_name); default: the client_id'),
   client_secret: secretSchema(z.string().min(1))
     .optional()
     .describe('Present for a confidential client: the secret, or {env: VARIABLE_NAME}'),

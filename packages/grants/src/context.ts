@@ -1,16 +1,28 @@
 import type { Client } from '@tessera/config-schema'
-import type { TokenSigner } from '@tessera/keys'
-import type { Clock, ThrottleStore, UserAuthenticator } from './ports.js'
+import type { JWTPayload, TokenSigner } from '@tessera/keys'
+import type {
+  AuthorizationCodeStore,
+  Clock,
+  LoginTransactionStore,
+  RefreshTokenStore,
+  ThrottleStore,
+  UserAuthenticator,
+} from './ports.js'
 
 /** Everything a grant needs to know about the tenant that a request is for. */
 export interface TenantContext {
   name: string
-  /** The tenant's issuer URL (`iss`). */
+  /** The tenant's issuer URL (`iss`, and `iss` of authorization responses, RFC 9207). */
   issuer: string
   /** `aud` of the access tokens. */
   audience: string
   clients: ReadonlyMap<string, Client>
   signer: TokenSigner
+  /**
+   * Verifies an access token of this tenant (signature by any key it still publishes or its
+   * HS256 secret, `iss`, `exp`); undefined when it does not verify. Used by introspection.
+   */
+  verifyAccessToken: (token: string) => Promise<JWTPayload | undefined>
   users: UserAuthenticator
   accessTokenTtlSeconds: number
 }
@@ -26,8 +38,17 @@ export interface ThrottlePolicy {
 export interface GrantDeps {
   throttle: ThrottleStore
   throttlePolicy: ThrottlePolicy
+  codes: AuthorizationCodeStore
+  refreshTokens: RefreshTokenStore
+  logins: LoginTransactionStore
+  /** AUTHORIZATION_CODE_TTL_SECONDS */
+  codeTtlSeconds: number
+  /** REFRESH_TOKEN_EXPIRATION_IN_HOURS, in seconds: the absolute life of a family. */
+  refreshTokenTtlSeconds: number
+  /** How long a login form stays usable. */
+  loginTtlSeconds: number
   clock: Clock
-  /** Random identifier for `jti`. */
+  /** Random identifier for `jti` and family ids. */
   randomId: () => string
 }
 

@@ -1,6 +1,7 @@
 /**
- * RFC 6749 §5.2 error codes, plus `temporarily_unavailable` (RFC 6749 §4.1.2.1, used for
- * brute-force throttling) and `server_error`.
+ * RFC 6749 §5.2 error codes; the authorization endpoint's (§4.1.2.1: `access_denied`,
+ * `unsupported_response_type`, `temporarily_unavailable`, the last also used for brute-force
+ * throttling); RFC 7009's `unsupported_token_type`; and `server_error`.
  */
 export const OAUTH_ERROR_CODES = [
   'invalid_request',
@@ -9,6 +10,9 @@ export const OAUTH_ERROR_CODES = [
   'unauthorized_client',
   'unsupported_grant_type',
   'invalid_scope',
+  'access_denied',
+  'unsupported_response_type',
+  'unsupported_token_type',
   'temporarily_unavailable',
   'server_error',
 ] as const

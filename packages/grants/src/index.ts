@@ -16,6 +16,23 @@ export type { AccessTokenInput, IssuedAccessToken } from './access-token.js'
 export { handleTokenRequest } from './token-endpoint.js'
 export type { TokenRequestInput } from './token-endpoint.js'
 export { passwordGrant } from './password.js'
+export { authorizationCodeGrant } from './authorization-code.js'
+export { refreshTokenGrant } from './refresh-token.js'
+export { parseAuthorizationRequest, beginLogin, completeLogin } from './authorize.js'
+export type {
+  AuthorizationRequest,
+  AuthorizeOutcome,
+  LoginForm,
+  LoginOutcome,
+  LoginSubmission,
+} from './authorize.js'
+export { revokeToken } from './revocation.js'
+export { introspectToken } from './introspection.js'
+export type { IntrospectionResponse } from './introspection.js'
+export { checkPasswordThrottled } from './throttle.js'
+export type { PasswordAttempt } from './throttle.js'
+export { isCodeVerifier, isS256Challenge, verifyS256 } from './pkce.js'
+export { randomToken, sha256Hex } from './crypto.js'
 export type { TenantContext, GrantDeps, ThrottlePolicy, TokenResponse } from './context.js'
 export type {
   ThrottleStore,
@@ -23,4 +40,14 @@ export type {
   AuthenticatedUser,
   UserAuthenticator,
   Clock,
+  AuthorizationCodeRecord,
+  AuthorizationCodeStore,
+  RefreshFamily,
+  RefreshTokenRecord,
+  RefreshTokenStore,
+  RotateResult,
+  FamilyIssue,
+  LoginTransaction,
+  LoginTransactionStore,
+  ExpiryStore,
 } from './ports.js'

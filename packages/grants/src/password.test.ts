@@ -60,13 +60,30 @@ const tenant: TenantContext = {
           : null,
       ),
   },
+  verifyAccessToken: () => Promise.resolve(undefined),
   accessTokenTtlSeconds: 7200,
 }
+
+// The password grant touches no code, refresh or login state; these fail loudly if it ever does.
+const untouched = new Proxy(
+  {},
+  {
+    get(_target, name) {
+      throw new Error(`the password grant used ${String(name)}`)
+    },
+  },
+) as never
 
 function deps(now = { t: 1_700_000_000_000 }): GrantDeps {
   return {
     throttle: memoryThrottle(),
     throttlePolicy: { maxFailuresPerUser: 3, maxFailuresPerAddress: 10, windowMs: 60_000 },
+    codes: untouched,
+    refreshTokens: untouched,
+    logins: untouched,
+    codeTtlSeconds: 60,
+    refreshTokenTtlSeconds: 3600,
+    loginTtlSeconds: 600,
     clock: () => now.t,
     randomId: () => 'jti-1',
   }

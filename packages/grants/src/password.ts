@@ -4,13 +4,13 @@ import type { GrantDeps, TenantContext, TokenResponse } from './context.js'
 import { OAuthError } from './errors.js'
 import type { TokenParams } from './request.js'
 import { narrowScope } from './scope.js'
+import { checkPasswordThrottled } from './throttle.js'
 
 /**
  * The resource owner password credentials grant: only for clients that list it, and never with
  * a refresh token. Failed checks are throttled per tenant+username and per client address.
  *
- * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.3 — §4.3.2 requires protection
- *   against brute-force attacks on this endpoint.
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.3
  */
 export async function passwordGrant(
   params: TokenParams,
@@ -27,30 +27,12 @@ export async function passwordGrant(
   if (password === undefined) throw new OAuthError('invalid_request', 'password is required')
   const scopes = narrowScope(params.scope, client.scopes)
 
-  const now = deps.clock()
-  const policy = deps.throttlePolicy
-  const userKey = `user:${tenant.name}:${username.normalize('NFC').toLowerCase()}`
-  const addressKey = `addr:${address}`
-  const [userFailures, addressFailures] = await Promise.all([
-    deps.throttle.getFailures(userKey, now),
-    deps.throttle.getFailures(addressKey, now),
-  ])
-  // Refuse before asking the provider, so a locked account cannot be probed further.
-  const blockedUntil = Math.max(
-    userFailures.count >= policy.maxFailuresPerUser ? userFailures.resetAt : 0,
-    addressFailures.count >= policy.maxFailuresPerAddress ? addressFailures.resetAt : 0,
+  const user = await checkPasswordThrottled(
+    { tenant: tenant.name, username, password, address },
+    tenant.users,
+    deps,
   )
-  if (blockedUntil > now) throw tooManyAttempts(blockedUntil, now)
-
-  const user = await tenant.users.authenticate({ username, password })
-  if (user === null) {
-    await Promise.all([
-      deps.throttle.recordFailure(userKey, now, policy.windowMs),
-      deps.throttle.recordFailure(addressKey, now, policy.windowMs),
-    ])
-    throw new OAuthError('invalid_grant', 'invalid username or password')
-  }
-  await deps.throttle.clearFailures(userKey)
+  if (user === null) throw new OAuthError('invalid_grant', 'invalid username or password')
 
   const access = await issueAccessToken(
     { sub: user.sub, clientId: client.clientId, scopes, claims: user.claims },
@@ -63,10 +45,4 @@ export async function passwordGrant(
     expires_in: access.expiresIn,
     scope: scopes.join(' '),
   }
-}
-
-function tooManyAttempts(until: number, now: number): OAuthError {
-  return new OAuthError('temporarily_unavailable', 'too many failed attempts; try again later', {
-    retryAfterSeconds: Math.max(1, Math.ceil((until - now) / 1000)),
-  })
 }

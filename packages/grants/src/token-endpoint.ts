@@ -1,7 +1,9 @@
 import { authenticateClient } from './client-auth.js'
 import type { GrantDeps, TenantContext, TokenResponse } from './context.js'
 import { OAuthError } from './errors.js'
+import { authorizationCodeGrant } from './authorization-code.js'
 import { passwordGrant } from './password.js'
+import { refreshTokenGrant } from './refresh-token.js'
 import type { TokenParams } from './request.js'
 
 /** One token request as the HTTP edge hands it over. */
@@ -32,10 +34,11 @@ export async function handleTokenRequest(
   }
   const { client } = authenticateClient(input.params, input.authorization, tenant.clients)
   switch (grantType) {
-    case 'password':
-      return passwordGrant(input.params, client, input.address, tenant, deps)
+    case 'authorization_code':
+      return authorizationCodeGrant(input.params, client, tenant, deps)
+    case 'refresh_token':
+      return refreshTokenGrant(input.params, client, tenant, deps)
     default:
-      // authorization_code and refresh_token arrive with the authorization code flow (issue #3).
-      throw new OAuthError('unsupported_grant_type', `grant_type ${grantType} is not supported yet`)
+      return passwordGrant(input.params, client, input.address, tenant, deps)
   }
 }

@@ -10,6 +10,11 @@ export type StoreErrorCode =
   | 'ERR_STORE_ROW_INVALID'
   /** The store was used after `close()`. */
   | 'ERR_STORE_CLOSED'
+  /**
+   * A save whose key (code hash, token hash, family or login id) is already taken within the
+   * tenant. Hashes of random values never collide, so this means a broken id or token source.
+   */
+  | 'ERR_STORE_CONFLICT'
 
 /**
  * The error thrown by @tessera/store. Messages never echo credentials from a DATABASE_URL.

@@ -1,4 +1,12 @@
-import type { FailureCount, ThrottleStore } from '@tessera/grants'
+import type {
+  AuthorizationCodeStore,
+  ExpiryStore,
+  FailureCount,
+  LoginTransactionStore,
+  RefreshTokenStore,
+  RotateResult,
+  ThrottleStore,
+} from '@tessera/grants'
 import type { KeyStore } from '@tessera/keys'
 import { describe, expectTypeOf, it } from 'vitest'
 import {
@@ -14,6 +22,13 @@ describe('@tessera/store public types', () => {
   it('implements the ports of keys and grants', () => {
     expectTypeOf<Store['keys']>().toEqualTypeOf<KeyStore>()
     expectTypeOf<Store['throttle']>().toEqualTypeOf<ThrottleStore>()
+    expectTypeOf<Store['codes']>().toEqualTypeOf<AuthorizationCodeStore>()
+    expectTypeOf<Store['refreshTokens']>().toEqualTypeOf<RefreshTokenStore>()
+    expectTypeOf<Store['logins']>().toEqualTypeOf<LoginTransactionStore>()
+    expectTypeOf<Store['expiry']>().toEqualTypeOf<ExpiryStore>()
+    expectTypeOf<
+      ReturnType<RefreshTokenStore['rotateRefreshToken']>
+    >().resolves.toEqualTypeOf<RotateResult>()
     expectTypeOf<
       ReturnType<ThrottleStore['recordFailure']>
     >().resolves.toEqualTypeOf<FailureCount>()

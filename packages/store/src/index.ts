@@ -8,6 +8,7 @@
  *
  * const store = await openStore(process.env.DATABASE_URL ?? 'sqlite:./data/tessera.db')
  * const ring = await loadKeyRing({ tenant: 'acme', store: store.keys, ... })
+ * // grants: { codes: store.codes, refreshTokens: store.refreshTokens, throttle: store.throttle, ... }
  * ```
  *
  * @module

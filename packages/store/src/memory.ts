@@ -1,12 +1,148 @@
-import type { FailureCount, ThrottleStore } from '@tessera/grants'
+import type {
+  AuthorizationCodeRecord,
+  AuthorizationCodeStore,
+  ExpiryStore,
+  FailureCount,
+  LoginTransaction,
+  LoginTransactionStore,
+  RefreshFamily,
+  RefreshTokenRecord,
+  RefreshTokenStore,
+  RotateResult,
+  ThrottleStore,
+} from '@tessera/grants'
 import type { KeyStore, StoredKey } from '@tessera/keys'
 import { StoreError } from './errors.js'
 import type { Store } from './store.js'
-import { checkThrottleArgs } from './internal/checks.js'
+import {
+  checkCode,
+  checkLoginTransaction,
+  checkRedeemArgs,
+  checkText,
+  checkThrottleArgs,
+  checkTime,
+  conflictError,
+} from './internal/checks.js'
+import { CODE_RETENTION_MS, rotationStep } from './internal/lifecycle.js'
 import { settle } from './internal/settle.js'
 
 function copy(key: StoredKey): StoredKey {
   return { ...key }
+}
+
+// The copies below are built field by field, like a row read back from SQL: an optional field
+// that is undefined is left out, and claims go through JSON as they would through a TEXT column.
+
+function copyClaims(claims: Record<string, unknown>): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(claims)) as Record<string, unknown>
+}
+
+function copyCode(c: AuthorizationCodeRecord): AuthorizationCodeRecord {
+  const code: AuthorizationCodeRecord = {
+    codeHash: c.codeHash,
+    tenant: c.tenant,
+    clientId: c.clientId,
+    redirectUri: c.redirectUri,
+    scope: c.scope,
+    sub: c.sub,
+    claims: copyClaims(c.claims),
+    createdAt: c.createdAt,
+    expiresAt: c.expiresAt,
+  }
+  if (c.codeChallenge !== undefined) code.codeChallenge = c.codeChallenge
+  if (c.consumedAt !== undefined) code.consumedAt = c.consumedAt
+  return code
+}
+
+function copyFamily(f: RefreshFamily): RefreshFamily {
+  const family: RefreshFamily = {
+    familyId: f.familyId,
+    tenant: f.tenant,
+    clientId: f.clientId,
+    sub: f.sub,
+    scope: f.scope,
+    claims: copyClaims(f.claims),
+    createdAt: f.createdAt,
+    expiresAt: f.expiresAt,
+  }
+  if (f.codeHash !== undefined) family.codeHash = f.codeHash
+  if (f.revokedAt !== undefined) family.revokedAt = f.revokedAt
+  return family
+}
+
+function copyToken(t: RefreshTokenRecord): RefreshTokenRecord {
+  const token: RefreshTokenRecord = {
+    tokenHash: t.tokenHash,
+    familyId: t.familyId,
+    createdAt: t.createdAt,
+  }
+  if (t.spentAt !== undefined) token.spentAt = t.spentAt
+  return token
+}
+
+function copyLogin(l: LoginTransaction): LoginTransaction {
+  const transaction: LoginTransaction = {
+    id: l.id,
+    tenant: l.tenant,
+    clientId: l.clientId,
+    redirectUri: l.redirectUri,
+    scope: l.scope,
+    bindingHash: l.bindingHash,
+    createdAt: l.createdAt,
+    expiresAt: l.expiresAt,
+  }
+  if (l.state !== undefined) transaction.state = l.state
+  if (l.codeChallenge !== undefined) transaction.codeChallenge = l.codeChallenge
+  return transaction
+}
+
+/** Rows keyed by (tenant, id), as in a table whose primary key is that pair. */
+class Table<T> {
+  readonly #tenants = new Map<string, Map<string, T>>()
+
+  get(tenant: string, id: string): T | undefined {
+    return this.#tenants.get(tenant)?.get(id)
+  }
+
+  has(tenant: string, id: string): boolean {
+    return this.#tenants.get(tenant)?.has(id) ?? false
+  }
+
+  set(tenant: string, id: string, row: T): void {
+    const rows = this.#tenants.get(tenant) ?? new Map<string, T>()
+    rows.set(id, row)
+    this.#tenants.set(tenant, rows)
+  }
+
+  /** Removes and returns one row. */
+  take(tenant: string, id: string): T | undefined {
+    const rows = this.#tenants.get(tenant)
+    const row = rows?.get(id)
+    rows?.delete(id)
+    return row
+  }
+
+  rows(tenant: string): IterableIterator<T> {
+    return (this.#tenants.get(tenant) ?? new Map<string, T>()).values()
+  }
+
+  /** Deletes the rows `drop` selects and returns how many. */
+  deleteWhere(drop: (row: T, tenant: string) => boolean): number {
+    let deleted = 0
+    for (const [tenant, rows] of this.#tenants) {
+      for (const [id, row] of rows) {
+        if (drop(row, tenant)) {
+          rows.delete(id)
+          deleted++
+        }
+      }
+    }
+    return deleted
+  }
+
+  clear(): void {
+    this.#tenants.clear()
+  }
 }
 
 /**
@@ -22,6 +158,10 @@ function copy(key: StoredKey): StoredKey {
 export function createMemoryStore(): Store {
   const keys = new Map<string, Map<string, StoredKey>>()
   const windows = new Map<string, FailureCount>()
+  const codeRows = new Table<AuthorizationCodeRecord>()
+  const familyRows = new Table<RefreshFamily>()
+  const tokenRows = new Table<RefreshTokenRecord>()
+  const loginRows = new Table<LoginTransaction>()
   let closed = false
 
   function open(): void {
@@ -29,7 +169,8 @@ export function createMemoryStore(): Store {
   }
 
   // Each method runs synchronously to completion before another can start: that makes
-  // insert-if-absent and the counters atomic within the process.
+  // insert-if-absent, the counters, redemption, rotation and takes atomic within the process.
+  // Whatever can throw runs before the first write, so a failed call changes nothing.
   const keyStore: KeyStore = {
     listKeys(tenant) {
       return settle(() => {
@@ -101,9 +242,162 @@ export function createMemoryStore(): Store {
     },
   }
 
+  const codes: AuthorizationCodeStore = {
+    saveCode(code) {
+      return settle(() => {
+        open()
+        checkCode('saveCode', code)
+        if (codeRows.has(code.tenant, code.codeHash)) throw conflictError('the authorization code')
+        codeRows.set(code.tenant, code.codeHash, copyCode(code))
+      })
+    },
+    findCode(tenant, codeHash) {
+      return settle(() => {
+        open()
+        const code = codeRows.get(tenant, codeHash)
+        return code === undefined ? undefined : copyCode(code)
+      })
+    },
+    redeemCode(tenant, codeHash, now, issue) {
+      return settle(() => {
+        open()
+        checkRedeemArgs(tenant, now, issue)
+        const code = codeRows.get(tenant, codeHash)
+        if (code === undefined || code.consumedAt !== undefined || code.expiresAt <= now) {
+          return false
+        }
+        let family: RefreshFamily | undefined
+        if (issue !== undefined) {
+          if (familyRows.has(tenant, issue.family.familyId)) {
+            throw conflictError('the refresh family')
+          }
+          if (tokenRows.has(tenant, issue.tokenHash)) throw conflictError('the refresh token')
+          family = copyFamily(issue.family)
+        }
+        code.consumedAt = now
+        if (issue !== undefined && family !== undefined) {
+          familyRows.set(tenant, family.familyId, family)
+          tokenRows.set(tenant, issue.tokenHash, {
+            tokenHash: issue.tokenHash,
+            familyId: family.familyId,
+            createdAt: now,
+          })
+        }
+        return true
+      })
+    },
+  }
+
+  const refreshTokens: RefreshTokenStore = {
+    findRefreshToken(tenant, tokenHash) {
+      return settle(() => {
+        open()
+        const token = tokenRows.get(tenant, tokenHash)
+        const family = token && familyRows.get(tenant, token.familyId)
+        if (token === undefined || family === undefined) return undefined
+        return { token: copyToken(token), family: copyFamily(family) }
+      })
+    },
+    rotateRefreshToken(tenant, oldHash, newHash, now) {
+      return settle((): RotateResult => {
+        open()
+        checkTime('rotateRefreshToken', 'now', now)
+        checkText('rotateRefreshToken', 'newHash', newHash)
+        const token = tokenRows.get(tenant, oldHash)
+        const family = token && familyRows.get(tenant, token.familyId)
+        if (token === undefined || family === undefined) return { status: 'not_found' }
+        switch (rotationStep(token, family, now)) {
+          case 'inactive':
+            return { status: 'inactive', family: copyFamily(family) }
+          case 'reuse':
+            family.revokedAt ??= now
+            return { status: 'reused', family: copyFamily(family) }
+          case 'rotate':
+            if (tokenRows.has(tenant, newHash)) throw conflictError('the refresh token')
+            token.spentAt = now
+            tokenRows.set(tenant, newHash, {
+              tokenHash: newHash,
+              familyId: family.familyId,
+              createdAt: now,
+            })
+            return { status: 'rotated', family: copyFamily(family) }
+        }
+      })
+    },
+    revokeFamily(tenant, familyId, now) {
+      return settle(() => {
+        open()
+        checkTime('revokeFamily', 'now', now)
+        const family = familyRows.get(tenant, familyId)
+        if (family !== undefined) family.revokedAt ??= now
+      })
+    },
+    revokeFamiliesByCode(tenant, codeHash, now) {
+      return settle(() => {
+        open()
+        checkTime('revokeFamiliesByCode', 'now', now)
+        for (const family of familyRows.rows(tenant)) {
+          if (family.codeHash === codeHash) family.revokedAt ??= now
+        }
+      })
+    },
+  }
+
+  const logins: LoginTransactionStore = {
+    saveLoginTransaction(transaction) {
+      return settle(() => {
+        open()
+        checkLoginTransaction('saveLoginTransaction', transaction)
+        if (loginRows.has(transaction.tenant, transaction.id)) {
+          throw conflictError('the login transaction')
+        }
+        loginRows.set(transaction.tenant, transaction.id, copyLogin(transaction))
+      })
+    },
+    takeLoginTransaction(tenant, id, now) {
+      return settle(() => {
+        open()
+        checkTime('takeLoginTransaction', 'now', now)
+        // Taken even when expired, as the SQL adapter's DELETE … RETURNING does.
+        const transaction = loginRows.take(tenant, id)
+        return transaction !== undefined && transaction.expiresAt > now
+          ? copyLogin(transaction)
+          : undefined
+      })
+    },
+  }
+
+  const expiry: ExpiryStore = {
+    purgeExpired(now) {
+      return settle(() => {
+        open()
+        checkTime('purgeExpired', 'now', now)
+        let deleted =
+          codeRows.deleteWhere((code) => code.expiresAt <= now - CODE_RETENTION_MS) +
+          loginRows.deleteWhere((transaction) => transaction.expiresAt <= now) +
+          tokenRows.deleteWhere((token, tenant) => {
+            const family = familyRows.get(tenant, token.familyId)
+            return family === undefined || family.expiresAt <= now
+          }) +
+          familyRows.deleteWhere((family) => family.expiresAt <= now)
+        for (const [key, window] of windows) {
+          if (window.resetAt <= now) {
+            windows.delete(key)
+            deleted++
+          }
+        }
+        return deleted
+      })
+    },
+  }
+
   return {
     keys: keyStore,
     throttle,
+    codes,
+    refreshTokens,
+    logins,
+    expiry,
     ping() {
       return settle(() => {
         open()
@@ -114,6 +408,10 @@ export function createMemoryStore(): Store {
         closed = true
         keys.clear()
         windows.clear()
+        codeRows.clear()
+        familyRows.clear()
+        tokenRows.clear()
+        loginRows.clear()
       })
     },
   }

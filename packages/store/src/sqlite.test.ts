@@ -1,13 +1,25 @@
+import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { MIGRATIONS } from './internal/migrations.js'
 import { openDatabase } from './internal/sqlite-database.js'
 import { openSqliteStore } from './sqlite.js'
 import type { Store } from './store.js'
-import { describeStoreContract, storedKey } from './test-utils/contract.js'
+import {
+  codeRecord,
+  describeStoreContract,
+  loginTransaction,
+  refreshFamily,
+  sha256,
+  startFamily,
+  storedKey,
+  t0,
+} from './test-utils/contract.js'
 
 let dir: string
 let files = 0
@@ -150,5 +162,239 @@ describe('openSqliteStore', () => {
 
   it('throws a StoreError for an empty path', async () => {
     await expect(openSqliteStore('')).rejects.toMatchObject({ code: 'ERR_STORE_URL' })
+  })
+})
+
+describe('openSqliteStore: two stores on one file, as two replicas', () => {
+  it('lets exactly one of 20 redemptions of a code, spread over both, win', async () => {
+    const file = freshFile()
+    const [a, b] = await Promise.all([open(file), open(file)])
+    const code = codeRecord()
+    await a.codes.saveCode(code)
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        (i % 2 === 0 ? a : b).codes.redeemCode('acme', code.codeHash, t0, {
+          family: refreshFamily({ familyId: `family-${i}` }),
+          tokenHash: sha256(`rt-${i}`),
+        }),
+      ),
+    )
+    expect(results.filter(Boolean)).toHaveLength(1)
+    const db = raw(file)
+    expect(db.prepare('SELECT count(*) AS n FROM refresh_families').get()).toEqual({ n: 1 })
+    expect(db.prepare('SELECT count(*) AS n FROM refresh_tokens').get()).toEqual({ n: 1 })
+    db.close()
+    expect(await b.codes.findCode('acme', code.codeHash)).toMatchObject({ consumedAt: t0 })
+  })
+
+  it('lets exactly one of 20 rotations of a token, spread over both, win; the family ends revoked', async () => {
+    const file = freshFile()
+    const [a, b] = await Promise.all([open(file), open(file)])
+    await startFamily(a, refreshFamily(), sha256('rt-1'))
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        (i % 2 === 0 ? b : a).refreshTokens.rotateRefreshToken(
+          'acme',
+          sha256('rt-1'),
+          sha256(`next-${i}`),
+          t0 + 1,
+        ),
+      ),
+    )
+    const statuses = results.map((result) => result.status)
+    expect(statuses.filter((status) => status === 'rotated')).toHaveLength(1)
+    expect(statuses.filter((status) => status === 'reused')).toHaveLength(19)
+    for (const store of [a, b]) {
+      expect(await store.refreshTokens.findRefreshToken('acme', sha256('rt-1'))).toMatchObject({
+        token: { spentAt: t0 + 1 },
+        family: { revokedAt: t0 + 1 },
+      })
+    }
+  })
+
+  it('hands a login transaction to exactly one of 20 takes spread over both', async () => {
+    const file = freshFile()
+    const [a, b] = await Promise.all([open(file), open(file)])
+    await a.logins.saveLoginTransaction(loginTransaction())
+    const taken = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        (i % 2 === 0 ? b : a).logins.takeLoginTransaction('acme', sha256('csrf-1'), t0),
+      ),
+    )
+    expect(taken.filter((t) => t !== undefined)).toHaveLength(1)
+  })
+})
+
+const REPLICA = fileURLToPath(new URL('./test-utils/replica.mjs', import.meta.url))
+const BUILT = fileURLToPath(new URL('../dist/index.js', import.meta.url))
+
+/**
+ * The replicas are plain Node processes, so they run the built package (turbo builds before it
+ * tests): rebuild after changing src/ before running this file on its own.
+ */
+function checkBuild(): void {
+  if (!existsSync(BUILT)) throw new Error('build @tessera/store first (tsc -b)')
+}
+
+/** Starts `replicas` processes on one file, releases them together, and returns their results. */
+async function race<T>(file: string, mode: 'redeem' | 'rotate', count: number, replicas: number) {
+  const children = Array.from({ length: replicas }, (_, worker) => {
+    const child = spawn(process.execPath, [REPLICA, file, mode, String(count), String(worker)], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    })
+    let out = ''
+    const ready = new Promise<void>((resolve) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString('utf8')
+        if (out.startsWith('ready\n')) resolve()
+      })
+    })
+    const done = new Promise<T[]>((resolve, reject) => {
+      child.on('error', reject)
+      child.on('close', (status) => {
+        if (status !== 0) reject(new Error(`replica ${worker} exited with ${String(status)}`))
+        else resolve(JSON.parse(out.slice('ready\n'.length)) as T[])
+      })
+    })
+    return { child, ready, done }
+  })
+  await Promise.all(children.map(({ ready }) => ready))
+  for (const { child } of children) child.stdin.write('go\n')
+  return Promise.all(children.map(({ done }) => done))
+}
+
+describe('openSqliteStore: separate processes on one file', () => {
+  const count = 40
+  const replicas = 4
+
+  beforeAll(checkBuild)
+
+  it('lets exactly one process redeem each code and create its family', async () => {
+    const file = freshFile()
+    const store = await open(file)
+    for (let i = 0; i < count; i++) {
+      await store.codes.saveCode(codeRecord({ codeHash: `code-${i}`, expiresAt: t0 + 60_000 }))
+    }
+    const results = await race<boolean>(file, 'redeem', count, replicas)
+    for (let i = 0; i < count; i++) {
+      expect(results.filter((r) => r[i] === true)).toHaveLength(1)
+    }
+    const db = raw(file)
+    const families = db
+      .prepare('SELECT code_hash, count(*) AS n FROM refresh_families GROUP BY code_hash')
+      .all()
+    expect(families).toHaveLength(count)
+    expect(families.every((row) => (row as { n: number }).n === 1)).toBe(true)
+    expect(db.prepare('SELECT count(*) AS n FROM refresh_tokens').get()).toEqual({ n: count })
+    db.close()
+  })
+
+  it('lets exactly one process rotate each token; the others revoke its family', async () => {
+    const file = freshFile()
+    const store = await open(file)
+    for (let i = 0; i < count; i++) {
+      await startFamily(store, refreshFamily({ familyId: `family-${i}` }), `rt-${i}`)
+    }
+    const results = await race<string>(file, 'rotate', count, replicas)
+    for (let i = 0; i < count; i++) {
+      const statuses = results.map((r) => r[i])
+      expect(statuses.filter((status) => status === 'rotated')).toHaveLength(1)
+      expect(statuses.filter((status) => status === 'reused')).toHaveLength(replicas - 1)
+    }
+    const db = raw(file)
+    expect(
+      db.prepare('SELECT count(*) AS n FROM refresh_families WHERE revoked_at IS NULL').get(),
+    ).toEqual({ n: 0 })
+    // Each family: its first token, spent, and the one its winner added.
+    expect(db.prepare('SELECT count(*) AS n FROM refresh_tokens').get()).toEqual({ n: 2 * count })
+    db.close()
+  })
+})
+
+describe('openSqliteStore: the grant tables', () => {
+  it('keeps codes, families, tokens and login transactions across close and reopen', async () => {
+    const file = freshFile()
+    const first = await open(file)
+    await first.codes.saveCode(codeRecord())
+    await first.codes.redeemCode('acme', sha256('code-1'), t0, {
+      family: refreshFamily(),
+      tokenHash: sha256('rt-1'),
+    })
+    await first.refreshTokens.rotateRefreshToken('acme', sha256('rt-1'), sha256('rt-2'), t0 + 1)
+    await first.logins.saveLoginTransaction(loginTransaction())
+    await first.close()
+
+    const second = await open(file)
+    expect(await second.codes.findCode('acme', sha256('code-1'))).toStrictEqual({
+      ...codeRecord(),
+      consumedAt: t0,
+    })
+    expect(
+      (await second.refreshTokens.rotateRefreshToken('acme', sha256('rt-1'), sha256('x'), t0 + 2))
+        .status,
+    ).toBe('reused')
+    expect(await second.refreshTokens.findRefreshToken('acme', sha256('rt-2'))).toStrictEqual({
+      token: { tokenHash: sha256('rt-2'), familyId: 'family-1', createdAt: t0 + 1 },
+      family: { ...refreshFamily(), revokedAt: t0 + 2 },
+    })
+    expect(await second.logins.takeLoginTransaction('acme', sha256('csrf-1'), t0)).toStrictEqual(
+      loginTransaction(),
+    )
+  })
+
+  it('stores an absent optional field as NULL and an empty state as an empty string', async () => {
+    const file = freshFile()
+    const store = await open(file)
+    await store.codes.saveCode(codeRecord({ codeChallenge: undefined }))
+    await store.codes.redeemCode('acme', sha256('code-1'), t0, {
+      family: refreshFamily({ codeHash: undefined }),
+      tokenHash: sha256('rt-1'),
+    })
+    await store.logins.saveLoginTransaction(
+      loginTransaction({ id: 'none', state: undefined, codeChallenge: undefined }),
+    )
+    await store.logins.saveLoginTransaction(loginTransaction({ id: 'empty', state: '' }))
+    const db = raw(file)
+    expect(
+      db.prepare('SELECT code_challenge, typeof(claims) AS claims FROM authorization_codes').get(),
+    ).toEqual({ code_challenge: null, claims: 'text' })
+    expect(db.prepare('SELECT code_hash, revoked_at FROM refresh_families').get()).toEqual({
+      code_hash: null,
+      revoked_at: null,
+    })
+    expect(db.prepare('SELECT spent_at FROM refresh_tokens').get()).toEqual({ spent_at: null })
+    expect(
+      db.prepare('SELECT id, state, code_challenge FROM login_transactions ORDER BY id').all(),
+    ).toEqual([
+      { id: 'empty', state: '', code_challenge: loginTransaction().codeChallenge },
+      { id: 'none', state: null, code_challenge: null },
+    ])
+    db.close()
+  })
+
+  it('deletes the tokens of a family deleted under them (ON DELETE CASCADE)', async () => {
+    const file = freshFile()
+    const store = await open(file)
+    await startFamily(store, refreshFamily(), sha256('rt-1'))
+    const db = new Database(file)
+    db.pragma('foreign_keys = ON')
+    db.prepare("DELETE FROM refresh_families WHERE family_id = 'family-1'").run()
+    expect(db.prepare('SELECT count(*) AS n FROM refresh_tokens').get()).toEqual({ n: 0 })
+    db.close()
+  })
+
+  it('rejects a stored code whose claims are not a JSON object', async () => {
+    const file = freshFile()
+    const store = await open(file)
+    await store.codes.saveCode(codeRecord())
+    const db = new Database(file)
+    // The CHECK on the column already refuses this; switch it off to plant a foreign row.
+    db.pragma('ignore_check_constraints = ON')
+    db.prepare("UPDATE authorization_codes SET claims = '[1, 2]'").run()
+    db.close()
+    await expect(store.codes.findCode('acme', sha256('code-1'))).rejects.toMatchObject({
+      name: 'StoreError',
+      code: 'ERR_STORE_ROW_INVALID',
+    })
   })
 })

@@ -1,13 +1,37 @@
 import { mkdir } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
-import type { FailureCount, ThrottleStore } from '@tessera/grants'
+import type {
+  AuthorizationCodeStore,
+  ExpiryStore,
+  FailureCount,
+  FamilyIssue,
+  LoginTransactionStore,
+  RefreshTokenStore,
+  RotateResult,
+  ThrottleStore,
+} from '@tessera/grants'
 import type { KeyState, KeyStore, StoredKey } from '@tessera/keys'
-import type Database from 'better-sqlite3'
+import Database from 'better-sqlite3'
 import { StoreError } from './errors.js'
 import type { Store } from './store.js'
-import { checkThrottleArgs } from './internal/checks.js'
+import {
+  checkCode,
+  checkLoginTransaction,
+  checkRedeemArgs,
+  checkText,
+  checkThrottleArgs,
+  checkTime,
+  conflictError,
+} from './internal/checks.js'
+import { CODE_RETENTION_MS, rotationStep } from './internal/lifecycle.js'
 import { settle } from './internal/settle.js'
-import { parseKeyRow, parseThrottleRow } from './internal/rows.js'
+import {
+  parseCodeRow,
+  parseKeyRow,
+  parseLoginRow,
+  parseThrottleRow,
+  parseTokenFamilyRow,
+} from './internal/rows.js'
 import { openDatabase } from './internal/sqlite-database.js'
 
 const IN_MEMORY = ':memory:'
@@ -54,6 +78,70 @@ interface KeyParams {
   retiredAt: number | null
 }
 
+interface CodeParams {
+  tenant: string
+  codeHash: string
+  clientId: string
+  redirectUri: string
+  codeChallenge: string | null
+  scope: string
+  sub: string
+  claims: string
+  createdAt: number
+  expiresAt: number
+  consumedAt: number | null
+}
+
+interface FamilyParams {
+  tenant: string
+  familyId: string
+  clientId: string
+  sub: string
+  scope: string
+  claims: string
+  codeHash: string | null
+  createdAt: number
+  expiresAt: number
+  revokedAt: number | null
+}
+
+interface TokenParams {
+  tenant: string
+  tokenHash: string
+  familyId: string
+  createdAt: number
+}
+
+interface LoginParams {
+  tenant: string
+  id: string
+  clientId: string
+  redirectUri: string
+  state: string | null
+  codeChallenge: string | null
+  scope: string
+  bindingHash: string
+  createdAt: number
+  expiresAt: number
+}
+
+const CODE_COLUMNS = `tenant, code_hash, client_id, redirect_uri, code_challenge, scope, sub, claims,
+  created_at, expires_at, consumed_at`
+const LOGIN_COLUMNS = `tenant, id, client_id, redirect_uri, state, code_challenge, scope,
+  binding_hash, created_at, expires_at`
+
+/** Runs an INSERT; a taken primary key becomes ERR_STORE_CONFLICT, anything else is rethrown. */
+function insertOnce(what: string, insert: () => unknown): void {
+  try {
+    insert()
+  } catch (cause) {
+    if (cause instanceof Database.SqliteError && cause.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+      throw conflictError(what, cause)
+    }
+    throw cause
+  }
+}
+
 function createSqliteStore(db: Database.Database): Store {
   const listKeys = db.prepare<[string]>(
     `SELECT tenant, kid, alg, public_jwk, private_key, created_at, state, retired_at
@@ -85,6 +173,138 @@ function createSqliteStore(db: Database.Database): Store {
   )
   const clearWindow = db.prepare<[string]>('DELETE FROM throttle WHERE "key" = ?')
   const select1 = db.prepare('SELECT 1')
+
+  const insertCode = db.prepare<CodeParams>(
+    `INSERT INTO authorization_codes (${CODE_COLUMNS})
+     VALUES (@tenant, @codeHash, @clientId, @redirectUri, @codeChallenge, @scope, @sub, @claims,
+       @createdAt, @expiresAt, @consumedAt)`,
+  )
+  const selectCode = db.prepare<[string, string]>(
+    `SELECT ${CODE_COLUMNS} FROM authorization_codes WHERE tenant = ? AND code_hash = ?`,
+  )
+  const consumeCode = db.prepare<[number, string, string, number]>(
+    `UPDATE authorization_codes SET consumed_at = ?
+     WHERE tenant = ? AND code_hash = ? AND consumed_at IS NULL AND expires_at > ?`,
+  )
+  const insertFamily = db.prepare<FamilyParams>(
+    `INSERT INTO refresh_families (tenant, family_id, client_id, sub, scope, claims, code_hash,
+       created_at, expires_at, revoked_at)
+     VALUES (@tenant, @familyId, @clientId, @sub, @scope, @claims, @codeHash, @createdAt,
+       @expiresAt, @revokedAt)`,
+  )
+  const insertToken = db.prepare<TokenParams>(
+    `INSERT INTO refresh_tokens (tenant, token_hash, family_id, created_at, spent_at)
+     VALUES (@tenant, @tokenHash, @familyId, @createdAt, NULL)`,
+  )
+  // The token's own columns are prefixed so that they cannot shadow the family's.
+  const selectToken = db.prepare<[string, string]>(
+    `SELECT f.tenant, f.family_id, f.client_id, f.sub, f.scope, f.claims, f.code_hash,
+       f.created_at, f.expires_at, f.revoked_at,
+       t.token_hash, t.created_at AS token_created_at, t.spent_at AS token_spent_at
+     FROM refresh_tokens AS t
+     JOIN refresh_families AS f ON f.tenant = t.tenant AND f.family_id = t.family_id
+     WHERE t.tenant = ? AND t.token_hash = ?`,
+  )
+  const spendToken = db.prepare<[number, string, string]>(
+    `UPDATE refresh_tokens SET spent_at = ?
+     WHERE tenant = ? AND token_hash = ? AND spent_at IS NULL`,
+  )
+  // A family keeps the time of its first revocation.
+  const revokeFamily = db.prepare<[number, string, string]>(
+    `UPDATE refresh_families SET revoked_at = ?
+     WHERE tenant = ? AND family_id = ? AND revoked_at IS NULL`,
+  )
+  const revokeFamiliesByCode = db.prepare<[number, string, string]>(
+    `UPDATE refresh_families SET revoked_at = ?
+     WHERE tenant = ? AND code_hash = ? AND revoked_at IS NULL`,
+  )
+  const insertLogin = db.prepare<LoginParams>(
+    `INSERT INTO login_transactions (${LOGIN_COLUMNS})
+     VALUES (@tenant, @id, @clientId, @redirectUri, @state, @codeChallenge, @scope, @bindingHash,
+       @createdAt, @expiresAt)`,
+  )
+  const takeLogin = db.prepare<[string, string]>(
+    `DELETE FROM login_transactions WHERE tenant = ? AND id = ? RETURNING ${LOGIN_COLUMNS}`,
+  )
+  const purgeCodes = db.prepare<[number]>('DELETE FROM authorization_codes WHERE expires_at <= ?')
+  const purgeLogins = db.prepare<[number]>('DELETE FROM login_transactions WHERE expires_at <= ?')
+  // Deleted explicitly, not left to ON DELETE CASCADE, so that they are counted.
+  const purgeTokens = db.prepare<[number]>(
+    `DELETE FROM refresh_tokens WHERE (tenant, family_id) IN
+       (SELECT tenant, family_id FROM refresh_families WHERE expires_at <= ?)`,
+  )
+  const purgeFamilies = db.prepare<[number]>('DELETE FROM refresh_families WHERE expires_at <= ?')
+
+  function addToken(tenant: string, tokenHash: string, familyId: string, now: number): void {
+    insertOnce('the refresh token', () =>
+      insertToken.run({ tenant, tokenHash, familyId, createdAt: now }),
+    )
+  }
+
+  // Only the one call whose UPDATE changes the row goes on to create the family; a throw from
+  // either INSERT rolls the consumption back too.
+  const redeem = db.transaction(
+    (tenant: string, codeHash: string, now: number, issue: FamilyIssue | undefined): boolean => {
+      if (consumeCode.run(now, tenant, codeHash, now).changes !== 1) return false
+      if (issue !== undefined) {
+        const { family } = issue
+        insertOnce('the refresh family', () =>
+          insertFamily.run({
+            tenant: family.tenant,
+            familyId: family.familyId,
+            clientId: family.clientId,
+            sub: family.sub,
+            scope: family.scope,
+            claims: JSON.stringify(family.claims),
+            codeHash: family.codeHash ?? null,
+            createdAt: family.createdAt,
+            expiresAt: family.expiresAt,
+            revokedAt: family.revokedAt ?? null,
+          }),
+        )
+        addToken(tenant, issue.tokenHash, family.familyId, now)
+      }
+      return true
+    },
+  )
+
+  // IMMEDIATE (see the callers): the read and the writes that depend on it hold the write lock
+  // together, so another connection cannot spend the token in between.
+  const rotate = db.transaction(
+    (tenant: string, oldHash: string, newHash: string, now: number): RotateResult => {
+      const row = selectToken.get(tenant, oldHash)
+      if (row === undefined) return { status: 'not_found' }
+      const { token, family } = parseTokenFamilyRow(row)
+      const reuse = (): RotateResult => {
+        if (family.revokedAt === undefined) {
+          revokeFamily.run(now, tenant, family.familyId)
+          family.revokedAt = now
+        }
+        return { status: 'reused', family }
+      }
+      switch (rotationStep(token, family, now)) {
+        case 'inactive':
+          return { status: 'inactive', family }
+        case 'reuse':
+          return reuse()
+        case 'rotate':
+          // Cannot miss under the write lock; if it ever did, the token was spent: a reuse.
+          if (spendToken.run(now, tenant, oldHash).changes !== 1) return reuse()
+          addToken(tenant, newHash, family.familyId, now)
+          return { status: 'rotated', family }
+      }
+    },
+  )
+
+  const purge = db.transaction((now: number): number => {
+    return (
+      purgeCodes.run(now - CODE_RETENTION_MS).changes +
+      purgeLogins.run(now).changes +
+      purgeTokens.run(now).changes +
+      purgeFamilies.run(now).changes +
+      sweepWindows.run(now).changes
+    )
+  })
 
   // IMMEDIATE takes the write lock up front, so the sweep and the count cannot interleave with
   // another process's; ended windows are dropped as failures come in, so guessed usernames do not
@@ -159,9 +379,128 @@ function createSqliteStore(db: Database.Database): Store {
     },
   }
 
+  const codes: AuthorizationCodeStore = {
+    saveCode(code) {
+      return settle(() => {
+        use()
+        checkCode('saveCode', code)
+        insertOnce('the authorization code', () =>
+          insertCode.run({
+            tenant: code.tenant,
+            codeHash: code.codeHash,
+            clientId: code.clientId,
+            redirectUri: code.redirectUri,
+            codeChallenge: code.codeChallenge ?? null,
+            scope: code.scope,
+            sub: code.sub,
+            claims: JSON.stringify(code.claims),
+            createdAt: code.createdAt,
+            expiresAt: code.expiresAt,
+            consumedAt: code.consumedAt ?? null,
+          }),
+        )
+      })
+    },
+    findCode(tenant, codeHash) {
+      return settle(() => {
+        use()
+        const row = selectCode.get(tenant, codeHash)
+        return row === undefined ? undefined : parseCodeRow(row)
+      })
+    },
+    redeemCode(tenant, codeHash, now, issue) {
+      return settle(() => {
+        use()
+        checkRedeemArgs(tenant, now, issue)
+        return redeem.immediate(tenant, codeHash, now, issue)
+      })
+    },
+  }
+
+  const refreshTokens: RefreshTokenStore = {
+    findRefreshToken(tenant, tokenHash) {
+      return settle(() => {
+        use()
+        const row = selectToken.get(tenant, tokenHash)
+        return row === undefined ? undefined : parseTokenFamilyRow(row)
+      })
+    },
+    rotateRefreshToken(tenant, oldHash, newHash, now) {
+      return settle(() => {
+        use()
+        checkTime('rotateRefreshToken', 'now', now)
+        checkText('rotateRefreshToken', 'newHash', newHash)
+        return rotate.immediate(tenant, oldHash, newHash, now)
+      })
+    },
+    revokeFamily(tenant, familyId, now) {
+      return settle(() => {
+        use()
+        checkTime('revokeFamily', 'now', now)
+        revokeFamily.run(now, tenant, familyId)
+      })
+    },
+    revokeFamiliesByCode(tenant, codeHash, now) {
+      return settle(() => {
+        use()
+        checkTime('revokeFamiliesByCode', 'now', now)
+        revokeFamiliesByCode.run(now, tenant, codeHash)
+      })
+    },
+  }
+
+  const logins: LoginTransactionStore = {
+    saveLoginTransaction(transaction) {
+      return settle(() => {
+        use()
+        checkLoginTransaction('saveLoginTransaction', transaction)
+        insertOnce('the login transaction', () =>
+          insertLogin.run({
+            tenant: transaction.tenant,
+            id: transaction.id,
+            clientId: transaction.clientId,
+            redirectUri: transaction.redirectUri,
+            state: transaction.state ?? null,
+            codeChallenge: transaction.codeChallenge ?? null,
+            scope: transaction.scope,
+            bindingHash: transaction.bindingHash,
+            createdAt: transaction.createdAt,
+            expiresAt: transaction.expiresAt,
+          }),
+        )
+      })
+    },
+    takeLoginTransaction(tenant, id, now) {
+      return settle(() => {
+        use()
+        checkTime('takeLoginTransaction', 'now', now)
+        // One statement: of concurrent takes, only one gets the row back. An expired one is
+        // deleted all the same.
+        const row = takeLogin.get(tenant, id)
+        if (row === undefined) return undefined
+        const transaction = parseLoginRow(row)
+        return transaction.expiresAt > now ? transaction : undefined
+      })
+    },
+  }
+
+  const expiry: ExpiryStore = {
+    purgeExpired(now) {
+      return settle(() => {
+        use()
+        checkTime('purgeExpired', 'now', now)
+        return purge.immediate(now)
+      })
+    },
+  }
+
   return {
     keys,
     throttle,
+    codes,
+    refreshTokens,
+    logins,
+    expiry,
     ping() {
       return settle(() => {
         use()

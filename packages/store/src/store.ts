@@ -1,4 +1,10 @@
-import type { ThrottleStore } from '@tessera/grants'
+import type {
+  AuthorizationCodeStore,
+  ExpiryStore,
+  LoginTransactionStore,
+  RefreshTokenStore,
+  ThrottleStore,
+} from '@tessera/grants'
 import type { KeyStore } from '@tessera/keys'
 import { StoreError } from './errors.js'
 import { createMemoryStore } from './memory.js'
@@ -10,6 +16,14 @@ export interface Store {
   readonly keys: KeyStore
   /** Failed-password counters (@tessera/grants). */
   readonly throttle: ThrottleStore
+  /** Authorization codes, single use (@tessera/grants). */
+  readonly codes: AuthorizationCodeStore
+  /** Refresh-token families, with rotation and reuse detection (@tessera/grants). */
+  readonly refreshTokens: RefreshTokenStore
+  /** Pending sign-ins between /authorize and its login form, each taken once (@tessera/grants). */
+  readonly logins: LoginTransactionStore
+  /** Removal of expired codes, login transactions, families and throttle windows. */
+  readonly expiry: ExpiryStore
   /** Resolves when the database answers; for readiness probes. */
   ping(): Promise<void>
   /** Releases the database. Idempotent; any later use rejects with `ERR_STORE_CLOSED`. */

@@ -3,21 +3,30 @@ import type { TenantState } from '../http/tenant.js'
 import type { TenantRuntime } from '../tenants.js'
 
 /**
- * The RFC 8414 document of one tenant. Only what is implemented is advertised: the
- * authorization endpoint and the code and refresh grants arrive with issue #3.
+ * The RFC 8414 document of one tenant.
  *
  * @see https://www.rfc-editor.org/rfc/rfc8414#section-2
  */
+const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none']
+
 export function authorizationServerMetadata(runtime: TenantRuntime): Record<string, unknown> {
   const { issuer } = runtime
   const scopes = new Set(runtime.tenant.clients.flatMap((client) => client.scopes))
   return {
     issuer,
+    authorization_endpoint: `${issuer}/authorize`,
     token_endpoint: `${issuer}/token`,
     jwks_uri: `${issuer}/.well-known/jwks.json`,
-    grant_types_supported: ['password'],
-    response_types_supported: [],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    revocation_endpoint: `${issuer}/revoke`,
+    introspection_endpoint: `${issuer}/introspect`,
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code', 'refresh_token', 'password'],
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: AUTH_METHODS,
+    revocation_endpoint_auth_methods_supported: AUTH_METHODS,
+    // Introspection answers confidential clients only (RFC 7662 §2.1).
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     scopes_supported: [...scopes].sort(),
     authorization_response_iss_parameter_supported: true,
   }

@@ -40,15 +40,30 @@ describe('GET /.well-known/jwks.json and metadata', () => {
         host: 'alias.hs.test:8443',
       })
       expect(res.status).toBe(200)
-      expect(res.json).toMatchObject({
+      expect(res.json).toEqual({
         issuer: HS.issuer,
+        authorization_endpoint: `${HS.issuer}/authorize`,
         token_endpoint: `${HS.issuer}/token`,
         jwks_uri: `${HS.issuer}/.well-known/jwks.json`,
-        grant_types_supported: ['password'],
+        revocation_endpoint: `${HS.issuer}/revoke`,
+        introspection_endpoint: `${HS.issuer}/introspect`,
+        response_types_supported: ['code'],
+        response_modes_supported: ['query'],
+        grant_types_supported: ['authorization_code', 'refresh_token', 'password'],
+        code_challenge_methods_supported: ['S256'],
         token_endpoint_auth_methods_supported: [
           'client_secret_basic',
           'client_secret_post',
           'none',
+        ],
+        revocation_endpoint_auth_methods_supported: [
+          'client_secret_basic',
+          'client_secret_post',
+          'none',
+        ],
+        introspection_endpoint_auth_methods_supported: [
+          'client_secret_basic',
+          'client_secret_post',
         ],
         scopes_supported: ['read', 'write'],
         authorization_response_iss_parameter_supported: true,

@@ -1,7 +1,115 @@
+import type {
+  AuthorizationCodeRecord,
+  FamilyIssue,
+  LoginTransaction,
+  RefreshFamily,
+} from '@tessera/grants'
+import { StoreError } from '../errors.js'
+
 /** Argument checks shared by the adapters, so that both refuse the same misuse the same way. */
 export function checkThrottleArgs(method: string, now: number, windowMs?: number): void {
   if (!Number.isFinite(now)) throw new TypeError(`${method}: now must be epoch milliseconds`)
   if (windowMs !== undefined && !(Number.isFinite(windowMs) && windowMs > 0)) {
     throw new TypeError(`${method}: windowMs must be a positive number of milliseconds`)
   }
+}
+
+// In a `u` regex a surrogate pair is one code point, so this matches lone surrogates only.
+const LONE_SURROGATE = /\p{Surrogate}/u
+
+/**
+ * A time that is stored or compared: integer epoch milliseconds, the only kind of number an
+ * INTEGER column of a STRICT table accepts.
+ */
+export function checkTime(method: string, name: string, value: number): void {
+  if (!Number.isSafeInteger(value)) {
+    throw new TypeError(`${method}: ${name} must be integer epoch milliseconds`)
+  }
+}
+
+function checkOptionalTime(method: string, name: string, value: number | undefined): void {
+  if (value !== undefined) checkTime(method, name, value)
+}
+
+/**
+ * A string that is stored. SQLite keeps text as UTF-8, which cannot hold a lone UTF-16
+ * surrogate: it would silently store U+FFFD instead. Both adapters refuse such a string rather
+ * than give back something other than what they were given. Every other string, including the
+ * empty one, is stored byte for byte.
+ */
+export function checkText(method: string, name: string, value: string | undefined): void {
+  if (typeof value !== 'string' || LONE_SURROGATE.test(value)) {
+    throw new TypeError(`${method}: ${name} must be a string of well-formed Unicode`)
+  }
+}
+
+function checkOptionalText(method: string, name: string, value: string | undefined): void {
+  if (value !== undefined) checkText(method, name, value)
+}
+
+function checkClaims(method: string, name: string, value: Record<string, unknown>): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new TypeError(`${method}: ${name} must be an object`)
+  }
+}
+
+export function checkCode(method: string, code: AuthorizationCodeRecord): void {
+  checkText(method, 'codeHash', code.codeHash)
+  checkText(method, 'tenant', code.tenant)
+  checkText(method, 'clientId', code.clientId)
+  checkText(method, 'redirectUri', code.redirectUri)
+  checkOptionalText(method, 'codeChallenge', code.codeChallenge)
+  checkText(method, 'scope', code.scope)
+  checkText(method, 'sub', code.sub)
+  checkClaims(method, 'claims', code.claims)
+  checkTime(method, 'createdAt', code.createdAt)
+  checkTime(method, 'expiresAt', code.expiresAt)
+  checkOptionalTime(method, 'consumedAt', code.consumedAt)
+}
+
+function checkFamily(method: string, family: RefreshFamily): void {
+  checkText(method, 'family.familyId', family.familyId)
+  checkText(method, 'family.tenant', family.tenant)
+  checkText(method, 'family.clientId', family.clientId)
+  checkText(method, 'family.sub', family.sub)
+  checkText(method, 'family.scope', family.scope)
+  checkClaims(method, 'family.claims', family.claims)
+  checkOptionalText(method, 'family.codeHash', family.codeHash)
+  checkTime(method, 'family.createdAt', family.createdAt)
+  checkTime(method, 'family.expiresAt', family.expiresAt)
+  checkOptionalTime(method, 'family.revokedAt', family.revokedAt)
+}
+
+/** The arguments of `redeemCode`; a family must belong to the tenant of the code it comes from. */
+export function checkRedeemArgs(tenant: string, now: number, issue: FamilyIssue | undefined): void {
+  const method = 'redeemCode'
+  checkTime(method, 'now', now)
+  if (issue === undefined) return
+  checkFamily(method, issue.family)
+  checkText(method, 'tokenHash', issue.tokenHash)
+  if (issue.family.tenant !== tenant) {
+    throw new TypeError(`${method}: issue.family.tenant must be the tenant of the code`)
+  }
+}
+
+export function checkLoginTransaction(method: string, transaction: LoginTransaction): void {
+  checkText(method, 'id', transaction.id)
+  checkText(method, 'tenant', transaction.tenant)
+  checkText(method, 'clientId', transaction.clientId)
+  checkText(method, 'redirectUri', transaction.redirectUri)
+  checkOptionalText(method, 'state', transaction.state)
+  checkOptionalText(method, 'codeChallenge', transaction.codeChallenge)
+  checkText(method, 'scope', transaction.scope)
+  checkText(method, 'bindingHash', transaction.bindingHash)
+  checkTime(method, 'createdAt', transaction.createdAt)
+  checkTime(method, 'expiresAt', transaction.expiresAt)
+}
+
+/** The error for a save whose primary key is taken; `what` names the record, never its key. */
+export function conflictError(what: string, cause?: unknown): StoreError {
+  return new StoreError(
+    'ERR_STORE_CONFLICT',
+    `${what} already exists in this tenant`,
+    cause === undefined ? undefined : { cause },
+  )
 }

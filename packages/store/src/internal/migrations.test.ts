@@ -20,7 +20,15 @@ describe('migrate', () => {
     const db = new Database(':memory:')
     expect(migrate(db, MIGRATIONS, () => 42)).toEqual(MIGRATIONS.map((m) => m.version))
     expect(migrate(db)).toEqual([])
-    expect(tables(db)).toEqual(['keys', 'schema_migrations', 'throttle'])
+    expect(tables(db)).toEqual([
+      'authorization_codes',
+      'keys',
+      'login_transactions',
+      'refresh_families',
+      'refresh_tokens',
+      'schema_migrations',
+      'throttle',
+    ])
     expect(db.prepare('SELECT version, name, applied_at FROM schema_migrations').all()).toEqual(
       MIGRATIONS.map(({ version, name }) => ({ version, name, applied_at: 42 })),
     )
@@ -32,6 +40,20 @@ describe('migrate', () => {
     migrate(db, MIGRATIONS.slice(0, 1))
     expect(tables(db)).toEqual(['keys', 'schema_migrations'])
     expect(migrate(db)).toEqual(MIGRATIONS.slice(1).map((m) => m.version))
+    db.close()
+  })
+
+  it('keeps the keys and throttle rows of a version 2 database it upgrades', () => {
+    const db = new Database(':memory:')
+    migrate(db, MIGRATIONS.slice(0, 2))
+    db.exec(`
+      INSERT INTO keys (tenant, kid, alg, public_jwk, private_key, created_at, state)
+        VALUES ('acme', 'k1', 'RS256', '{}', '{}', 1, 'active');
+      INSERT INTO throttle ("key", count, reset_at) VALUES ('acme:alice', 3, 10);
+    `)
+    expect(migrate(db)).toEqual(MIGRATIONS.slice(2).map((m) => m.version))
+    expect(db.prepare('SELECT kid FROM keys').all()).toEqual([{ kid: 'k1' }])
+    expect(db.prepare('SELECT count FROM throttle').all()).toEqual([{ count: 3 }])
     db.close()
   })
 

@@ -12,8 +12,8 @@ export interface Migration {
 
 /**
  * The schema, oldest first. STRICT tables make SQLite refuse a value of the wrong type instead of
- * storing it silently. Later issues append auth codes, login transactions and refresh-token
- * families here.
+ * storing it silently. Codes and refresh tokens are kept as SHA-256 hashes only (DESIGN §8); an
+ * optional field absent from a record is NULL, never a string. `claims` holds a JSON object.
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -43,6 +43,79 @@ export const MIGRATIONS: readonly Migration[] = [
         reset_at INTEGER NOT NULL
       ) STRICT;
       CREATE INDEX throttle_reset_at ON throttle (reset_at);
+    `,
+  },
+  {
+    version: 3,
+    name: 'authorization_codes',
+    sql: `
+      CREATE TABLE authorization_codes (
+        tenant TEXT NOT NULL,
+        code_hash TEXT NOT NULL,
+        client_id TEXT NOT NULL,
+        redirect_uri TEXT NOT NULL,
+        code_challenge TEXT,
+        scope TEXT NOT NULL,
+        sub TEXT NOT NULL,
+        claims TEXT NOT NULL CHECK (json_valid(claims) AND json_type(claims) = 'object'),
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        consumed_at INTEGER,
+        PRIMARY KEY (tenant, code_hash)
+      ) STRICT;
+      CREATE INDEX authorization_codes_expires_at ON authorization_codes (expires_at);
+    `,
+  },
+  {
+    version: 4,
+    name: 'refresh_tokens',
+    sql: `
+      CREATE TABLE refresh_families (
+        tenant TEXT NOT NULL,
+        family_id TEXT NOT NULL,
+        client_id TEXT NOT NULL,
+        sub TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        claims TEXT NOT NULL CHECK (json_valid(claims) AND json_type(claims) = 'object'),
+        code_hash TEXT,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        revoked_at INTEGER,
+        PRIMARY KEY (tenant, family_id)
+      ) STRICT;
+      CREATE INDEX refresh_families_code ON refresh_families (tenant, code_hash);
+      CREATE INDEX refresh_families_expires_at ON refresh_families (expires_at);
+      CREATE TABLE refresh_tokens (
+        tenant TEXT NOT NULL,
+        token_hash TEXT NOT NULL,
+        family_id TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        spent_at INTEGER,
+        PRIMARY KEY (tenant, token_hash),
+        FOREIGN KEY (tenant, family_id) REFERENCES refresh_families (tenant, family_id)
+          ON DELETE CASCADE
+      ) STRICT;
+      CREATE INDEX refresh_tokens_family ON refresh_tokens (tenant, family_id);
+    `,
+  },
+  {
+    version: 5,
+    name: 'login_transactions',
+    sql: `
+      CREATE TABLE login_transactions (
+        tenant TEXT NOT NULL,
+        id TEXT NOT NULL,
+        client_id TEXT NOT NULL,
+        redirect_uri TEXT NOT NULL,
+        state TEXT,
+        code_challenge TEXT,
+        scope TEXT NOT NULL,
+        binding_hash TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        PRIMARY KEY (tenant, id)
+      ) STRICT;
+      CREATE INDEX login_transactions_expires_at ON login_transactions (expires_at);
     `,
   },
 ]

@@ -1,4 +1,10 @@
-import type { FailureCount } from '@tessera/grants'
+import type {
+  AuthorizationCodeRecord,
+  FailureCount,
+  LoginTransaction,
+  RefreshFamily,
+  RefreshTokenRecord,
+} from '@tessera/grants'
 import type { StoredKey } from '@tessera/keys'
 import * as z from 'zod'
 import { StoreError } from '../errors.js'
@@ -17,6 +23,70 @@ const KeyRowSchema = z.object({
 const ThrottleRowSchema = z.object({
   count: z.int().positive(),
   reset_at: z.int(),
+})
+
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** A TEXT column holding a JSON object; the parsed object is kept as JSON.parse built it. */
+const ClaimsSchema = z
+  .string()
+  .transform((text, ctx): unknown => {
+    try {
+      return JSON.parse(text)
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'not JSON' })
+      return z.NEVER
+    }
+  })
+  .pipe(z.custom<Record<string, unknown>>(isJsonObject, 'not a JSON object'))
+
+const CodeRowSchema = z.object({
+  tenant: z.string(),
+  code_hash: z.string(),
+  client_id: z.string(),
+  redirect_uri: z.string(),
+  code_challenge: z.string().nullable(),
+  scope: z.string(),
+  sub: z.string(),
+  claims: ClaimsSchema,
+  created_at: z.int(),
+  expires_at: z.int(),
+  consumed_at: z.int().nullable(),
+})
+
+const FamilyRowSchema = z.object({
+  tenant: z.string(),
+  family_id: z.string(),
+  client_id: z.string(),
+  sub: z.string(),
+  scope: z.string(),
+  claims: ClaimsSchema,
+  code_hash: z.string().nullable(),
+  created_at: z.int(),
+  expires_at: z.int(),
+  revoked_at: z.int().nullable(),
+})
+
+/** A refresh_tokens row joined to its family; the token's own columns carry a `token_` prefix. */
+const TokenFamilyRowSchema = FamilyRowSchema.extend({
+  token_hash: z.string(),
+  token_created_at: z.int(),
+  token_spent_at: z.int().nullable(),
+})
+
+const LoginRowSchema = z.object({
+  tenant: z.string(),
+  id: z.string(),
+  client_id: z.string(),
+  redirect_uri: z.string(),
+  state: z.string().nullable(),
+  code_challenge: z.string().nullable(),
+  scope: z.string(),
+  binding_hash: z.string(),
+  created_at: z.int(),
+  expires_at: z.int(),
 })
 
 function invalid(what: string, error: z.ZodError): StoreError {
@@ -51,4 +121,78 @@ export function parseThrottleRow(row: unknown): FailureCount {
   const result = ThrottleRowSchema.safeParse(row)
   if (!result.success) throw invalid('a throttle row', result.error)
   return { count: result.data.count, resetAt: result.data.reset_at }
+}
+
+/** A row of `authorization_codes`; NULL columns leave their optional fields out. */
+export function parseCodeRow(row: unknown): AuthorizationCodeRecord {
+  const result = CodeRowSchema.safeParse(row)
+  if (!result.success) throw invalid('an authorization_codes row', result.error)
+  const r = result.data
+  const code: AuthorizationCodeRecord = {
+    codeHash: r.code_hash,
+    tenant: r.tenant,
+    clientId: r.client_id,
+    redirectUri: r.redirect_uri,
+    scope: r.scope,
+    sub: r.sub,
+    claims: r.claims,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+  }
+  if (r.code_challenge !== null) code.codeChallenge = r.code_challenge
+  if (r.consumed_at !== null) code.consumedAt = r.consumed_at
+  return code
+}
+
+function toFamily(r: z.infer<typeof FamilyRowSchema>): RefreshFamily {
+  const family: RefreshFamily = {
+    familyId: r.family_id,
+    tenant: r.tenant,
+    clientId: r.client_id,
+    sub: r.sub,
+    scope: r.scope,
+    claims: r.claims,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+  }
+  if (r.code_hash !== null) family.codeHash = r.code_hash
+  if (r.revoked_at !== null) family.revokedAt = r.revoked_at
+  return family
+}
+
+/** A row of `refresh_tokens` joined to its `refresh_families` row. */
+export function parseTokenFamilyRow(row: unknown): {
+  token: RefreshTokenRecord
+  family: RefreshFamily
+} {
+  const result = TokenFamilyRowSchema.safeParse(row)
+  if (!result.success) throw invalid('a refresh_tokens row with its family', result.error)
+  const r = result.data
+  const token: RefreshTokenRecord = {
+    tokenHash: r.token_hash,
+    familyId: r.family_id,
+    createdAt: r.token_created_at,
+  }
+  if (r.token_spent_at !== null) token.spentAt = r.token_spent_at
+  return { token, family: toFamily(r) }
+}
+
+/** A row of `login_transactions`; NULL columns leave their optional fields out. */
+export function parseLoginRow(row: unknown): LoginTransaction {
+  const result = LoginRowSchema.safeParse(row)
+  if (!result.success) throw invalid('a login_transactions row', result.error)
+  const r = result.data
+  const transaction: LoginTransaction = {
+    id: r.id,
+    tenant: r.tenant,
+    clientId: r.client_id,
+    redirectUri: r.redirect_uri,
+    scope: r.scope,
+    bindingHash: r.binding_hash,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+  }
+  if (r.state !== null) transaction.state = r.state
+  if (r.code_challenge !== null) transaction.codeChallenge = r.code_challenge
+  return transaction
 }

@@ -1,10 +1,19 @@
+import { createHash } from 'node:crypto'
+import type {
+  AuthorizationCodeRecord,
+  FamilyIssue,
+  LoginTransaction,
+  RefreshFamily,
+} from '@tessera/grants'
 import type { StoredKey } from '@tessera/keys'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { StoreError } from '../errors.js'
 import type { Store } from '../store.js'
 
-const t0 = Date.UTC(2025, 2, 10, 9)
+export const t0 = Date.UTC(2025, 2, 10, 9)
 const minute = 60_000
+const hour = 60 * minute
+const day = 24 * hour
 
 /** A key row; the store treats the JWK texts as opaque, so they need not be real keys. */
 export function storedKey(fields: Partial<StoredKey> = {}): StoredKey {
@@ -19,6 +28,87 @@ export function storedKey(fields: Partial<StoredKey> = {}): StoredKey {
     state: 'active',
     ...fields,
   }
+}
+
+/** Hex SHA-256, as the grants store codes, refresh tokens and login ids. */
+export function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex')
+}
+
+/** An authorization code of acme, issued at t0 for ten minutes, with PKCE. */
+export function codeRecord(fields: Partial<AuthorizationCodeRecord> = {}): AuthorizationCodeRecord {
+  return {
+    codeHash: sha256('code-1'),
+    tenant: 'acme',
+    clientId: 'web',
+    redirectUri: 'https://app.example/callback',
+    codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    scope: 'openid orders:read',
+    sub: 'alice',
+    claims: { email: 'alice@example.com', roles: ['admin'], profile: { locale: 'fr' } },
+    createdAt: t0,
+    expiresAt: t0 + 10 * minute,
+    ...fields,
+  }
+}
+
+/** A refresh family of acme, started at t0 for 30 days. */
+export function refreshFamily(fields: Partial<RefreshFamily> = {}): RefreshFamily {
+  return {
+    familyId: 'family-1',
+    tenant: 'acme',
+    clientId: 'web',
+    sub: 'alice',
+    scope: 'openid orders:read',
+    claims: { email: 'alice@example.com' },
+    codeHash: sha256('code-1'),
+    createdAt: t0,
+    expiresAt: t0 + 30 * day,
+    ...fields,
+  }
+}
+
+/** A login transaction of acme, opened at t0 for ten minutes. */
+export function loginTransaction(fields: Partial<LoginTransaction> = {}): LoginTransaction {
+  return {
+    id: sha256('csrf-1'),
+    tenant: 'acme',
+    clientId: 'web',
+    redirectUri: 'https://app.example/callback',
+    state: 'af0ifjsldkj',
+    codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    scope: 'openid',
+    bindingHash: sha256('cookie-1'),
+    createdAt: t0,
+    expiresAt: t0 + 10 * minute,
+    ...fields,
+  }
+}
+
+/**
+ * Starts a family the only way the port allows: saves a code of its own (live for a day) and
+ * redeems it at t0 with the family and its first token.
+ */
+export async function startFamily(
+  store: Store,
+  family: RefreshFamily,
+  tokenHash: string,
+): Promise<void> {
+  const codeHash = sha256(`code-of-${family.familyId}`)
+  await store.codes.saveCode(codeRecord({ tenant: family.tenant, codeHash, expiresAt: t0 + day }))
+  const issue: FamilyIssue = { family, tokenHash }
+  if (!(await store.codes.redeemCode(family.tenant, codeHash, t0, issue))) {
+    throw new Error('startFamily: the code was not redeemed')
+  }
+}
+
+async function storeError(promise: Promise<unknown>): Promise<StoreError> {
+  const error: unknown = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+  expect(error).toBeInstanceOf(StoreError)
+  return error as StoreError
 }
 
 /**
@@ -187,6 +277,527 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       })
     })
 
+    describe('authorization codes', () => {
+      it('saves a code and finds it by (tenant, hash) with every field intact', async () => {
+        const code = codeRecord()
+        await store.codes.saveCode(code)
+        expect(await store.codes.findCode('acme', code.codeHash)).toStrictEqual(code)
+        expect(await store.codes.findCode('acme', sha256('code-2'))).toBeUndefined()
+      })
+
+      it('leaves absent optional fields out, even when given as undefined', async () => {
+        const code = codeRecord({ codeChallenge: undefined, consumedAt: undefined, claims: {} })
+        await store.codes.saveCode(code)
+        const found = await store.codes.findCode('acme', code.codeHash)
+        expect(found).not.toHaveProperty('codeChallenge')
+        expect(found).not.toHaveProperty('consumedAt')
+        expect(found?.claims).toStrictEqual({})
+      })
+
+      it('redeems a code once: true, then false', async () => {
+        const code = codeRecord()
+        await store.codes.saveCode(code)
+        expect(await store.codes.redeemCode('acme', code.codeHash, t0 + minute, undefined)).toBe(
+          true,
+        )
+        expect(await store.codes.redeemCode('acme', code.codeHash, t0 + minute, undefined)).toBe(
+          false,
+        )
+        expect(await store.codes.findCode('acme', code.codeHash)).toStrictEqual({
+          ...code,
+          consumedAt: t0 + minute,
+        })
+      })
+
+      it('redeems a code up to the millisecond before it expires, and never after', async () => {
+        const live = codeRecord({ codeHash: sha256('live') })
+        const expired = codeRecord({ codeHash: sha256('expired') })
+        await store.codes.saveCode(live)
+        await store.codes.saveCode(expired)
+        expect(
+          await store.codes.redeemCode('acme', live.codeHash, live.expiresAt - 1, undefined),
+        ).toBe(true)
+        expect(
+          await store.codes.redeemCode('acme', expired.codeHash, expired.expiresAt, undefined),
+        ).toBe(false)
+        // An expired code is refused, not consumed: it is not mistaken for a replay later.
+        expect(await store.codes.findCode('acme', expired.codeHash)).not.toHaveProperty(
+          'consumedAt',
+        )
+      })
+
+      it('does not redeem an unknown code', async () => {
+        expect(await store.codes.redeemCode('acme', sha256('nope'), t0, undefined)).toBe(false)
+      })
+
+      it('creates the family and its first token exactly when the redemption is given one', async () => {
+        const withIssue = codeRecord({ codeHash: sha256('with') })
+        const without = codeRecord({ codeHash: sha256('without') })
+        await store.codes.saveCode(withIssue)
+        await store.codes.saveCode(without)
+        const family = refreshFamily({ codeHash: withIssue.codeHash })
+        expect(
+          await store.codes.redeemCode('acme', withIssue.codeHash, t0 + minute, {
+            family,
+            tokenHash: sha256('rt-1'),
+          }),
+        ).toBe(true)
+        expect(await store.refreshTokens.findRefreshToken('acme', sha256('rt-1'))).toStrictEqual({
+          token: { tokenHash: sha256('rt-1'), familyId: family.familyId, createdAt: t0 + minute },
+          family,
+        })
+
+        expect(await store.codes.redeemCode('acme', without.codeHash, t0 + minute, undefined)).toBe(
+          true,
+        )
+        // A redemption that loses creates nothing, whatever it was given.
+        const late = refreshFamily({ familyId: 'family-late', codeHash: withIssue.codeHash })
+        expect(
+          await store.codes.redeemCode('acme', withIssue.codeHash, t0 + minute, {
+            family: late,
+            tokenHash: sha256('rt-late'),
+          }),
+        ).toBe(false)
+        expect(
+          await store.refreshTokens.findRefreshToken('acme', sha256('rt-late')),
+        ).toBeUndefined()
+        await store.refreshTokens.revokeFamiliesByCode('acme', withIssue.codeHash, t0 + 2 * minute)
+        expect(await store.refreshTokens.findRefreshToken('acme', sha256('rt-1'))).toMatchObject({
+          family: { familyId: family.familyId, revokedAt: t0 + 2 * minute },
+        })
+      })
+
+      it('lets exactly one of 20 concurrent redemptions win, and creates one family', async () => {
+        const code = codeRecord()
+        await store.codes.saveCode(code)
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            store.codes.redeemCode('acme', code.codeHash, t0 + minute, {
+              family: refreshFamily({ familyId: `family-${i}` }),
+              tokenHash: sha256(`rt-${i}`),
+            }),
+          ),
+        )
+        expect(results.filter(Boolean)).toHaveLength(1)
+        const found = await Promise.all(
+          results.map((_, i) => store.refreshTokens.findRefreshToken('acme', sha256(`rt-${i}`))),
+        )
+        const winner = results.indexOf(true)
+        expect(found.filter((f) => f !== undefined)).toHaveLength(1)
+        expect(found[winner]?.family.familyId).toBe(`family-${winner}`)
+      })
+
+      it('consumes nothing when the family cannot be created', async () => {
+        const code = codeRecord()
+        await store.codes.saveCode(code)
+        await startFamily(store, refreshFamily({ familyId: 'taken' }), sha256('rt-taken'))
+        for (const issue of [
+          { family: refreshFamily({ familyId: 'taken' }), tokenHash: sha256('rt-new') },
+          { family: refreshFamily({ familyId: 'new' }), tokenHash: sha256('rt-taken') },
+        ]) {
+          const error = await storeError(store.codes.redeemCode('acme', code.codeHash, t0, issue))
+          expect(error.code).toBe('ERR_STORE_CONFLICT')
+        }
+        expect(await store.codes.findCode('acme', code.codeHash)).not.toHaveProperty('consumedAt')
+        expect(await store.refreshTokens.findRefreshToken('acme', sha256('rt-new'))).toBeUndefined()
+        expect(
+          await store.codes.redeemCode('acme', code.codeHash, t0, {
+            family: refreshFamily({ familyId: 'new' }),
+            tokenHash: sha256('rt-new'),
+          }),
+        ).toBe(true)
+      })
+
+      it('refuses a second save of one code with ERR_STORE_CONFLICT and keeps the first', async () => {
+        const code = codeRecord()
+        await store.codes.saveCode(code)
+        const error = await storeError(store.codes.saveCode(codeRecord({ sub: 'mallory' })))
+        expect(error.code).toBe('ERR_STORE_CONFLICT')
+        expect(error.message).not.toContain(code.codeHash)
+        expect(await store.codes.findCode('acme', code.codeHash)).toStrictEqual(code)
+      })
+
+      it('throws a TypeError for a family of another tenant or a time that is not an integer', async () => {
+        const code = codeRecord()
+        await store.codes.saveCode(code)
+        const foreign = { family: refreshFamily({ tenant: 'globex' }), tokenHash: sha256('rt') }
+        await expect(store.codes.redeemCode('acme', code.codeHash, t0, foreign)).rejects.toThrow(
+          TypeError,
+        )
+        await expect(
+          store.codes.redeemCode('acme', code.codeHash, t0 + 0.5, undefined),
+        ).rejects.toThrow(TypeError)
+        await expect(
+          store.codes.saveCode(codeRecord({ codeHash: sha256('nan'), expiresAt: Number.NaN })),
+        ).rejects.toThrow(TypeError)
+        expect(await store.codes.findCode('acme', code.codeHash)).not.toHaveProperty('consumedAt')
+        expect(await store.codes.findCode('acme', sha256('nan'))).toBeUndefined()
+      })
+
+      it('hands out copies: changing a found code changes nothing stored', async () => {
+        const code = codeRecord()
+        await store.codes.saveCode(code)
+        code.claims.email = 'mallory@example.com'
+        const found = await store.codes.findCode('acme', code.codeHash)
+        if (found) (found.claims.roles as string[]).push('root')
+        expect((await store.codes.findCode('acme', code.codeHash))?.claims).toStrictEqual(
+          codeRecord().claims,
+        )
+      })
+    })
+
+    describe('refresh tokens', () => {
+      const family = refreshFamily()
+      const first = sha256('rt-1')
+      const second = sha256('rt-2')
+
+      beforeEach(async () => {
+        await startFamily(store, family, first)
+      })
+
+      it('finds a token with its family, and nothing for an unknown hash', async () => {
+        expect(await store.refreshTokens.findRefreshToken('acme', first)).toStrictEqual({
+          token: { tokenHash: first, familyId: family.familyId, createdAt: t0 },
+          family,
+        })
+        expect(await store.refreshTokens.findRefreshToken('acme', sha256('nope'))).toBeUndefined()
+      })
+
+      it('rotates a live token: the old one is spent, the new one is live in the same family', async () => {
+        expect(
+          await store.refreshTokens.rotateRefreshToken('acme', first, second, t0 + hour),
+        ).toStrictEqual({ status: 'rotated', family })
+        expect(await store.refreshTokens.findRefreshToken('acme', first)).toMatchObject({
+          token: { spentAt: t0 + hour },
+        })
+        expect(await store.refreshTokens.findRefreshToken('acme', second)).toStrictEqual({
+          token: { tokenHash: second, familyId: family.familyId, createdAt: t0 + hour },
+          family,
+        })
+        const third = sha256('rt-3')
+        expect(
+          (await store.refreshTokens.rotateRefreshToken('acme', second, third, t0 + 2 * hour))
+            .status,
+        ).toBe('rotated')
+      })
+
+      it('answers reused for a spent token and revokes the whole family', async () => {
+        await store.refreshTokens.rotateRefreshToken('acme', first, second, t0 + hour)
+        expect(
+          await store.refreshTokens.rotateRefreshToken(
+            'acme',
+            first,
+            sha256('rt-x'),
+            t0 + 2 * hour,
+          ),
+        ).toStrictEqual({ status: 'reused', family: { ...family, revokedAt: t0 + 2 * hour } })
+        expect(await store.refreshTokens.findRefreshToken('acme', sha256('rt-x'))).toBeUndefined()
+        // The live token dies with its family.
+        expect(await store.refreshTokens.findRefreshToken('acme', second)).toMatchObject({
+          token: { tokenHash: second },
+          family: { revokedAt: t0 + 2 * hour },
+        })
+        expect(
+          await store.refreshTokens.rotateRefreshToken(
+            'acme',
+            second,
+            sha256('rt-y'),
+            t0 + 3 * hour,
+          ),
+        ).toStrictEqual({ status: 'inactive', family: { ...family, revokedAt: t0 + 2 * hour } })
+      })
+
+      it('keeps answering reused for a spent token, with the time of the first revocation', async () => {
+        await store.refreshTokens.rotateRefreshToken('acme', first, second, t0 + hour)
+        await store.refreshTokens.rotateRefreshToken('acme', first, sha256('a'), t0 + 2 * hour)
+        expect(
+          await store.refreshTokens.rotateRefreshToken('acme', first, sha256('b'), t0 + 3 * hour),
+        ).toStrictEqual({ status: 'reused', family: { ...family, revokedAt: t0 + 2 * hour } })
+      })
+
+      it('answers inactive for a live token of a revoked family and changes nothing', async () => {
+        await store.refreshTokens.revokeFamily('acme', family.familyId, t0 + hour)
+        expect(
+          await store.refreshTokens.rotateRefreshToken('acme', first, second, t0 + 2 * hour),
+        ).toStrictEqual({ status: 'inactive', family: { ...family, revokedAt: t0 + hour } })
+        expect(await store.refreshTokens.findRefreshToken('acme', first)).toMatchObject({
+          token: { tokenHash: first },
+        })
+        expect(
+          (await store.refreshTokens.findRefreshToken('acme', first))?.token,
+        ).not.toHaveProperty('spentAt')
+        expect(await store.refreshTokens.findRefreshToken('acme', second)).toBeUndefined()
+      })
+
+      it('answers inactive once the family has expired, spent token or not, and changes nothing', async () => {
+        await store.refreshTokens.rotateRefreshToken('acme', first, second, t0 + hour)
+        for (const presented of [first, second]) {
+          expect(
+            await store.refreshTokens.rotateRefreshToken(
+              'acme',
+              presented,
+              sha256('rt-x'),
+              family.expiresAt,
+            ),
+          ).toStrictEqual({ status: 'inactive', family })
+        }
+        expect(
+          (await store.refreshTokens.findRefreshToken('acme', second))?.token,
+        ).not.toHaveProperty('spentAt')
+        expect(await store.refreshTokens.findRefreshToken('acme', sha256('rt-x'))).toBeUndefined()
+      })
+
+      it('answers not_found for an unknown token', async () => {
+        expect(
+          await store.refreshTokens.rotateRefreshToken('acme', sha256('nope'), second, t0),
+        ).toEqual({ status: 'not_found' })
+        expect(await store.refreshTokens.findRefreshToken('acme', second)).toBeUndefined()
+      })
+
+      it('lets one of 20 concurrent rotations of a token win; the rest revoke the family', async () => {
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            store.refreshTokens.rotateRefreshToken('acme', first, sha256(`next-${i}`), t0 + hour),
+          ),
+        )
+        const statuses = results.map((result) => result.status)
+        expect(statuses.filter((status) => status === 'rotated')).toHaveLength(1)
+        expect(statuses.filter((status) => status === 'reused')).toHaveLength(19)
+        const found = await Promise.all(
+          results.map((_, i) => store.refreshTokens.findRefreshToken('acme', sha256(`next-${i}`))),
+        )
+        expect(found.filter((f) => f !== undefined)).toHaveLength(1)
+        expect(found[statuses.indexOf('rotated')]?.family.revokedAt).toBe(t0 + hour)
+      })
+
+      it('refuses a new hash that is already a token, and changes nothing', async () => {
+        await startFamily(store, refreshFamily({ familyId: 'family-2' }), second)
+        const error = await storeError(
+          store.refreshTokens.rotateRefreshToken('acme', first, second, t0 + hour),
+        )
+        expect(error.code).toBe('ERR_STORE_CONFLICT')
+        expect(
+          (await store.refreshTokens.findRefreshToken('acme', first))?.token,
+        ).not.toHaveProperty('spentAt')
+        expect(await store.refreshTokens.findRefreshToken('acme', second)).toMatchObject({
+          family: { familyId: 'family-2' },
+        })
+      })
+
+      it('revokes one family, keeping the time of its first revocation', async () => {
+        await startFamily(store, refreshFamily({ familyId: 'family-2' }), second)
+        await store.refreshTokens.revokeFamily('acme', family.familyId, t0 + hour)
+        await store.refreshTokens.revokeFamily('acme', family.familyId, t0 + 2 * hour)
+        await store.refreshTokens.revokeFamily('acme', 'no-such-family', t0 + hour)
+        expect((await store.refreshTokens.findRefreshToken('acme', first))?.family.revokedAt).toBe(
+          t0 + hour,
+        )
+        expect(
+          (await store.refreshTokens.findRefreshToken('acme', second))?.family,
+        ).not.toHaveProperty('revokedAt')
+      })
+
+      it('revokes every family issued from one code, and only those', async () => {
+        const replayed = family.codeHash
+        await startFamily(store, refreshFamily({ familyId: 'same-code' }), sha256('rt-same'))
+        await startFamily(
+          store,
+          refreshFamily({ familyId: 'other-code', codeHash: sha256('code-2') }),
+          sha256('rt-other'),
+        )
+        await startFamily(
+          store,
+          refreshFamily({ familyId: 'no-code', codeHash: undefined }),
+          sha256('rt-none'),
+        )
+        await store.refreshTokens.revokeFamily('acme', 'same-code', t0 + hour)
+        await store.refreshTokens.revokeFamiliesByCode('acme', replayed ?? '', t0 + 2 * hour)
+        const revokedAt = async (tokenHash: string): Promise<number | undefined> =>
+          (await store.refreshTokens.findRefreshToken('acme', tokenHash))?.family.revokedAt
+        expect(await revokedAt(first)).toBe(t0 + 2 * hour)
+        expect(await revokedAt(sha256('rt-same'))).toBe(t0 + hour)
+        expect(await revokedAt(sha256('rt-other'))).toBeUndefined()
+        expect(await revokedAt(sha256('rt-none'))).toBeUndefined()
+        expect(
+          (await store.refreshTokens.findRefreshToken('acme', sha256('rt-none')))?.family,
+        ).not.toHaveProperty('codeHash')
+      })
+    })
+
+    describe('login transactions', () => {
+      it('hands a transaction out once: the transaction, then undefined', async () => {
+        const transaction = loginTransaction()
+        await store.logins.saveLoginTransaction(transaction)
+        expect(await store.logins.takeLoginTransaction('acme', transaction.id, t0)).toStrictEqual(
+          transaction,
+        )
+        expect(await store.logins.takeLoginTransaction('acme', transaction.id, t0)).toBeUndefined()
+      })
+
+      it.each([
+        ['empty', ''],
+        ['a space', ' '],
+        ['a zero-width space', '\u200b'],
+        ['a NUL', 'a\u0000b'],
+        ['a byte-order mark', '\ufeff'],
+        ['a decomposed é', 'e\u0301'],
+        ['a composed é', '\u00e9'],
+        ['an emoji', '\u{1F600}'],
+        ['the word undefined', 'undefined'],
+        ['the word null', 'null'],
+        ['control characters', '\t\r\n'],
+      ])('keeps a state of %s byte for byte', async (_, state) => {
+        const transaction = loginTransaction({ state })
+        await store.logins.saveLoginTransaction(transaction)
+        const taken = await store.logins.takeLoginTransaction('acme', transaction.id, t0)
+        expect(taken?.state).toBe(state)
+        expect(Buffer.from(taken?.state ?? 'missing')).toEqual(Buffer.from(state))
+      })
+
+      it('leaves an absent state and challenge out', async () => {
+        const transaction = loginTransaction({ state: undefined, codeChallenge: undefined })
+        await store.logins.saveLoginTransaction(transaction)
+        const taken = await store.logins.takeLoginTransaction('acme', transaction.id, t0)
+        expect(taken).not.toHaveProperty('state')
+        expect(taken).not.toHaveProperty('codeChallenge')
+      })
+
+      it('refuses a state that is not well-formed Unicode, which no store could keep', async () => {
+        await expect(
+          store.logins.saveLoginTransaction(loginTransaction({ state: 'x\ud800' })),
+        ).rejects.toThrow(TypeError)
+        expect(
+          await store.logins.takeLoginTransaction('acme', sha256('csrf-1'), t0),
+        ).toBeUndefined()
+      })
+
+      it('hands out nothing for an expired transaction, and forgets it', async () => {
+        const transaction = loginTransaction()
+        await store.logins.saveLoginTransaction(transaction)
+        expect(
+          await store.logins.takeLoginTransaction('acme', transaction.id, transaction.expiresAt),
+        ).toBeUndefined()
+        expect(await store.logins.takeLoginTransaction('acme', transaction.id, t0)).toBeUndefined()
+        expect(await store.logins.takeLoginTransaction('acme', sha256('nope'), t0)).toBeUndefined()
+      })
+
+      it('hands a transaction to exactly one of 20 concurrent takes', async () => {
+        const transaction = loginTransaction()
+        await store.logins.saveLoginTransaction(transaction)
+        const taken = await Promise.all(
+          Array.from({ length: 20 }, () =>
+            store.logins.takeLoginTransaction('acme', transaction.id, t0),
+          ),
+        )
+        expect(taken.filter((t) => t !== undefined)).toStrictEqual([transaction])
+      })
+
+      it('refuses a second save of one id with ERR_STORE_CONFLICT', async () => {
+        await store.logins.saveLoginTransaction(loginTransaction())
+        const error = await storeError(
+          store.logins.saveLoginTransaction(loginTransaction({ state: 'other' })),
+        )
+        expect(error.code).toBe('ERR_STORE_CONFLICT')
+        expect((await store.logins.takeLoginTransaction('acme', sha256('csrf-1'), t0))?.state).toBe(
+          loginTransaction().state,
+        )
+      })
+    })
+
+    describe('tenants', () => {
+      it('keeps codes, families, tokens and login transactions of two tenants apart', async () => {
+        for (const tenant of ['acme', 'globex']) {
+          await store.codes.saveCode(codeRecord({ tenant, sub: `${tenant}-user` }))
+          await startFamily(store, refreshFamily({ tenant }), sha256('rt-1'))
+          await startFamily(store, refreshFamily({ tenant, familyId: 'family-2' }), sha256('rt-2'))
+          await store.logins.saveLoginTransaction(loginTransaction({ tenant }))
+        }
+        const code = sha256('code-1')
+        expect((await store.codes.findCode('globex', code))?.sub).toBe('globex-user')
+        expect(await store.codes.findCode('initech', code)).toBeUndefined()
+
+        expect(await store.codes.redeemCode('acme', code, t0, undefined)).toBe(true)
+        expect(await store.codes.findCode('globex', code)).not.toHaveProperty('consumedAt')
+
+        expect(
+          (await store.refreshTokens.rotateRefreshToken('acme', sha256('rt-1'), sha256('n'), t0))
+            .status,
+        ).toBe('rotated')
+        await store.refreshTokens.revokeFamily('acme', 'family-2', t0)
+        await store.refreshTokens.revokeFamiliesByCode('acme', code, t0)
+        expect(await store.refreshTokens.findRefreshToken('globex', sha256('n'))).toBeUndefined()
+        expect(
+          await store.refreshTokens.rotateRefreshToken('initech', sha256('rt-1'), sha256('m'), t0),
+        ).toEqual({ status: 'not_found' })
+        const globex = await store.refreshTokens.findRefreshToken('globex', sha256('rt-1'))
+        expect(globex?.token).not.toHaveProperty('spentAt')
+        expect(globex?.family).not.toHaveProperty('revokedAt')
+        expect(
+          (await store.refreshTokens.findRefreshToken('globex', sha256('rt-2')))?.family,
+        ).not.toHaveProperty('revokedAt')
+
+        expect(await store.logins.takeLoginTransaction('acme', sha256('csrf-1'), t0)).toMatchObject(
+          {
+            tenant: 'acme',
+          },
+        )
+        expect(
+          await store.logins.takeLoginTransaction('initech', sha256('csrf-1'), t0),
+        ).toBeUndefined()
+        expect(
+          await store.logins.takeLoginTransaction('globex', sha256('csrf-1'), t0),
+        ).toMatchObject({ tenant: 'globex' })
+      })
+    })
+
+    describe('purgeExpired', () => {
+      it('deletes what can no longer matter, counts it, and leaves the rest', async () => {
+        const now = t0 + 2 * day
+        const windowMs = 15 * minute
+        // Codes are kept an hour past expiry, so that a late replay is still seen as one.
+        const purgedCode = codeRecord({ codeHash: sha256('old'), expiresAt: now - hour })
+        const keptCode = codeRecord({ codeHash: sha256('late'), expiresAt: now - hour + 1 })
+        await store.codes.saveCode(purgedCode)
+        await store.codes.saveCode(keptCode)
+        await store.logins.saveLoginTransaction(loginTransaction({ id: 'old', expiresAt: now }))
+        await store.logins.saveLoginTransaction(
+          loginTransaction({ id: 'live', expiresAt: now + 1 }),
+        )
+        // startFamily saves codes of its own, live until t0 + 1 day: purged too.
+        await startFamily(store, refreshFamily({ familyId: 'old', expiresAt: now }), sha256('o1'))
+        await store.refreshTokens.rotateRefreshToken('acme', sha256('o1'), sha256('o2'), t0)
+        await startFamily(
+          store,
+          refreshFamily({ familyId: 'live', expiresAt: now + 1 }),
+          sha256('l1'),
+        )
+        await store.throttle.recordFailure('acme:old', now - windowMs, windowMs)
+        await store.throttle.recordFailure('acme:live', now - windowMs + 1, windowMs)
+
+        // 3 codes, 1 login transaction, 2 tokens, 1 family, 1 window.
+        expect(await store.expiry.purgeExpired(now)).toBe(8)
+        expect(await store.expiry.purgeExpired(now)).toBe(0)
+
+        expect(await store.codes.findCode('acme', purgedCode.codeHash)).toBeUndefined()
+        expect(await store.codes.findCode('acme', keptCode.codeHash)).toStrictEqual(keptCode)
+        expect(await store.logins.takeLoginTransaction('acme', 'old', t0)).toBeUndefined()
+        expect(await store.logins.takeLoginTransaction('acme', 'live', t0)).toMatchObject({
+          id: 'live',
+        })
+        expect(await store.refreshTokens.findRefreshToken('acme', sha256('o1'))).toBeUndefined()
+        expect(await store.refreshTokens.findRefreshToken('acme', sha256('o2'))).toBeUndefined()
+        expect(await store.refreshTokens.findRefreshToken('acme', sha256('l1'))).toMatchObject({
+          family: { familyId: 'live' },
+        })
+        expect((await store.throttle.getFailures('acme:old', now - 1)).count).toBe(0)
+        expect((await store.throttle.getFailures('acme:live', now)).count).toBe(1)
+      })
+
+      it('deletes nothing from an empty store', async () => {
+        expect(await store.expiry.purgeExpired(t0)).toBe(0)
+      })
+    })
+
     describe('lifecycle', () => {
       it('answers ping while open and refuses any use after close', async () => {
         await expect(store.ping()).resolves.toBeUndefined()
@@ -196,6 +807,16 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
           () => store.ping(),
           () => store.keys.listKeys('acme'),
           () => store.throttle.getFailures('acme:alice', t0),
+          () => store.codes.saveCode(codeRecord()),
+          () => store.codes.findCode('acme', sha256('code-1')),
+          () => store.codes.redeemCode('acme', sha256('code-1'), t0, undefined),
+          () => store.refreshTokens.findRefreshToken('acme', sha256('rt-1')),
+          () => store.refreshTokens.rotateRefreshToken('acme', sha256('a'), sha256('b'), t0),
+          () => store.refreshTokens.revokeFamily('acme', 'family-1', t0),
+          () => store.refreshTokens.revokeFamiliesByCode('acme', sha256('code-1'), t0),
+          () => store.logins.saveLoginTransaction(loginTransaction()),
+          () => store.logins.takeLoginTransaction('acme', sha256('csrf-1'), t0),
+          () => store.expiry.purgeExpired(t0),
         ]) {
           const error: unknown = await use().catch((e: unknown) => e)
           expect(error).toBeInstanceOf(StoreError)

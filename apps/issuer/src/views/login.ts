@@ -1,0 +1,42 @@
+import { escapeHtml, page } from './html.js'
+
+export interface LoginPageView {
+  tenantName: string
+  clientName: string
+  csrfToken: string
+  /** Shown above the form, e.g. after wrong credentials. */
+  message?: string
+  /** Kept in the username field after a failed attempt. */
+  username?: string
+}
+
+/** The login form: plain HTML that works without JavaScript. */
+export function renderLoginPage(view: LoginPageView): string {
+  const alert =
+    view.message === undefined
+      ? ''
+      : `<p class="alert" role="alert">${escapeHtml(view.message)}</p>\n`
+  return page(
+    `Sign in · ${view.tenantName}`,
+    `<h1>Sign in</h1>
+<p class="context">to continue to <strong>${escapeHtml(view.clientName)}</strong> at <strong>${escapeHtml(view.tenantName)}</strong></p>
+${alert}<form method="post" action="/authorize">
+<input type="hidden" name="csrf_token" value="${escapeHtml(view.csrfToken)}">
+<label for="username">Username</label>
+<input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus value="${escapeHtml(view.username ?? '')}">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required>
+<button type="submit">Sign in</button>
+</form>`,
+  )
+}
+
+/** An error page for requests that must not be redirected back to the client. */
+export function renderErrorPage(description: string): string {
+  return page(
+    'Sign-in error',
+    `<h1>Cannot sign in</h1>
+<p class="alert" role="alert">${escapeHtml(description)}</p>
+<p class="context">Return to the application you came from and try again.</p>`,
+  )
+}

@@ -1,0 +1,119 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { basicAuth, postForm, send } from '../support/http.js'
+import { HS, RS, startIssuer, tempDir } from '../support/issuer.js'
+import type { RunningIssuer } from '../support/issuer.js'
+import { signIn } from '../support/oauth.js'
+
+const CB = 'http://localhost:9000/cb'
+
+describe('POST /revoke and POST /introspect', () => {
+  let issuer: RunningIssuer
+  let tmp: ReturnType<typeof tempDir>
+
+  beforeAll(async () => {
+    tmp = tempDir()
+    issuer = await startIssuer({ databaseUrl: `sqlite:${tmp.dir}/tessera.db` })
+  })
+  afterAll(async () => {
+    await issuer.close()
+    tmp.remove()
+  })
+
+  const auth = { authorization: basicAuth(RS.client, RS.secret) }
+
+  async function tokens(): Promise<{ access_token: string; refresh_token: string }> {
+    const { code } = await signIn(issuer.url, RS.host, { clientId: RS.client, redirectUri: CB })
+    const res = await postForm(
+      issuer.url,
+      RS.host,
+      { grant_type: 'authorization_code', code, redirect_uri: CB },
+      auth,
+    )
+    return res.json as { access_token: string; refresh_token: string }
+  }
+
+  function post(path: string, params: Record<string, string>, headers = auth) {
+    return send(issuer.url, {
+      method: 'POST',
+      path,
+      host: RS.host,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body: new URLSearchParams(params).toString(),
+    })
+  }
+
+  it('introspects live refresh and access tokens, and says inactive for others', async () => {
+    const t = await tokens()
+    const refresh = await post('/introspect', { token: t.refresh_token })
+    expect(refresh.status).toBe(200)
+    expect(refresh.headers['cache-control']).toBe('no-store')
+    expect(refresh.json).toMatchObject({
+      active: true,
+      token_type: 'refresh_token',
+      client_id: RS.client,
+      sub: 'user-alice',
+      iss: RS.issuer,
+    })
+    const access = await post('/introspect', { token: t.access_token })
+    expect(access.json).toMatchObject({
+      active: true,
+      token_type: 'access_token',
+      iss: RS.issuer,
+      aud: RS.audience,
+      sub: 'user-alice',
+    })
+    expect((await post('/introspect', { token: 'garbage' })).json).toEqual({ active: false })
+    const forged = `${t.access_token.slice(0, -4)}AAAA`
+    expect((await post('/introspect', { token: forged })).json).toEqual({ active: false })
+  })
+
+  it('revokes a refresh token and its family; the token then neither refreshes nor introspects', async () => {
+    const t = await tokens()
+    const res = await post('/revoke', { token: t.refresh_token, token_type_hint: 'refresh_token' })
+    expect(res.status).toBe(200)
+    expect(res.text).toBe('')
+    const refreshed = await postForm(
+      issuer.url,
+      RS.host,
+      { grant_type: 'refresh_token', refresh_token: t.refresh_token },
+      auth,
+    )
+    expect(refreshed.json).toMatchObject({ error: 'invalid_grant' })
+    expect((await post('/introspect', { token: t.refresh_token })).json).toEqual({ active: false })
+  })
+
+  it('answers 200 for an unknown token and refuses to pretend to revoke an access token', async () => {
+    expect((await post('/revoke', { token: 'unknown-token' })).status).toBe(200)
+    const t = await tokens()
+    const res = await post('/revoke', { token: t.access_token })
+    expect(res.status).toBe(400)
+    expect(res.json).toMatchObject({ error: 'unsupported_token_type' })
+  })
+
+  it('requires client authentication, and introspection a confidential client', async () => {
+    const t = await tokens()
+    const unauthenticated = await post(
+      '/revoke',
+      { token: t.refresh_token },
+      { authorization: basicAuth(RS.client, 'wrong') },
+    )
+    expect(unauthenticated.status).toBe(401)
+    expect(unauthenticated.headers['www-authenticate']).toMatch(/^Basic/)
+    const publicClient = await send(issuer.url, {
+      method: 'POST',
+      path: '/introspect',
+      host: HS.host,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        token: 'x',
+        client_id: '22222222-2222-4222-8222-222222222222',
+      }).toString(),
+    })
+    expect(publicClient.status).toBe(401)
+    expect(publicClient.json).toMatchObject({ error: 'invalid_client' })
+    // Still live: the failed revocation changed nothing.
+    expect((await post('/introspect', { token: t.refresh_token })).json).toMatchObject({
+      active: true,
+    })
+  })
+})

@@ -1,0 +1,296 @@
+import type { Client } from '@tessera/config-schema'
+import type { GrantDeps, TenantContext } from './context.js'
+import { randomToken, sha256Hex } from './crypto.js'
+import { OAuthError } from './errors.js'
+import type { OAuthErrorCode } from './errors.js'
+import { isS256Challenge } from './pkce.js'
+import { narrowScope } from './scope.js'
+import { checkPasswordThrottled } from './throttle.js'
+
+/** A validated authorization request, waiting for the user to sign in. */
+export interface AuthorizationRequest {
+  client: Client
+  redirectUri: string
+  /** The client's `state`, byte for byte. */
+  state?: string
+  /** Granted scopes, space-separated. */
+  scope: string
+  codeChallenge?: string
+}
+
+/** What the authorization endpoint does with a request. */
+export type AuthorizeOutcome =
+  /** Client or redirect_uri cannot be trusted: show an error page, never redirect (§4.1.2.1). */
+  | { kind: 'error-page'; description: string }
+  /** Send the browser here (an error response, or the code after a successful sign-in). */
+  | { kind: 'redirect'; location: string }
+  /** Show the login form for this request. */
+  | { kind: 'login'; request: AuthorizationRequest }
+
+/** What the login form's submission leads to. */
+export type LoginOutcome =
+  | { kind: 'error-page'; description: string }
+  | { kind: 'redirect'; location: string }
+  /** Show the form again (with a new transaction) and this message. */
+  | { kind: 'retry'; request: AuthorizationRequest; message: string; retryAfterSeconds?: number }
+
+/** Builds `redirect_uri?…` keeping the registered URI (and any query it has) byte for byte. */
+function redirectTo(redirectUri: string, params: Record<string, string | undefined>): string {
+  const query = new URLSearchParams()
+  for (const [name, value] of Object.entries(params))
+    if (value !== undefined) query.append(name, value)
+  return `${redirectUri}${redirectUri.includes('?') ? '&' : '?'}${query.toString()}`
+}
+
+function errorRedirect(
+  redirectUri: string,
+  state: string | undefined,
+  issuer: string,
+  code: OAuthErrorCode,
+  description: string,
+): AuthorizeOutcome {
+  // RFC 9207: `iss` lets the client tell which server answered (mix-up defence).
+  return {
+    kind: 'redirect',
+    location: redirectTo(redirectUri, {
+      error: code,
+      error_description: description,
+      state,
+      iss: issuer,
+    }),
+  }
+}
+
+/**
+ * Validates an authorization request (`response_type=code` with PKCE S256). Problems with the
+ * client or redirect_uri are never redirected; every other problem is (RFC 6749 §4.1.2.1).
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.1.1
+ * @see https://www.rfc-editor.org/rfc/rfc7636#section-4.3
+ */
+export function parseAuthorizationRequest(
+  query: Iterable<[string, string]>,
+  tenant: TenantContext,
+): AuthorizeOutcome {
+  const params = new Map<string, string>()
+  const repeated = new Set<string>()
+  for (const [name, value] of query) {
+    if (params.has(name)) repeated.add(name)
+    // RFC 6749 §3.1: parameters sent without a value are treated as omitted.
+    if (value !== '') params.set(name, value)
+  }
+  const clientId = params.get('client_id')
+  if (clientId === undefined || repeated.has('client_id')) {
+    return { kind: 'error-page', description: 'The request has no valid client_id.' }
+  }
+  const client = tenant.clients.get(clientId.toLowerCase())
+  if (client === undefined) {
+    return { kind: 'error-page', description: 'The client is not known to this server.' }
+  }
+  const redirectUri = params.get('redirect_uri')
+  if (redirectUri === undefined || repeated.has('redirect_uri')) {
+    return { kind: 'error-page', description: 'The request has no valid redirect_uri.' }
+  }
+  // Exact string comparison (RFC 9700 §4.1.3): no prefix, path or query leeway.
+  if (!client.redirectUris.includes(redirectUri)) {
+    return {
+      kind: 'error-page',
+      description: 'The redirect_uri is not registered for this client.',
+    }
+  }
+  const state = repeated.has('state') ? undefined : params.get('state')
+  const fail = (code: OAuthErrorCode, description: string): AuthorizeOutcome =>
+    errorRedirect(redirectUri, state, tenant.issuer, code, description)
+
+  if (repeated.size > 0)
+    return fail('invalid_request', `repeated parameter: ${[...repeated].join(', ')}`)
+  const responseType = params.get('response_type')
+  if (responseType === undefined) return fail('invalid_request', 'response_type is required')
+  if (responseType !== 'code') {
+    return fail('unsupported_response_type', 'only response_type=code is supported')
+  }
+  if (!client.grantTypes.includes('authorization_code')) {
+    return fail(
+      'unauthorized_client',
+      'the authorization_code grant is not enabled for this client',
+    )
+  }
+  let scope: string
+  try {
+    scope = narrowScope(params.get('scope'), client.scopes).join(' ')
+  } catch (error) {
+    if (error instanceof OAuthError) return fail(error.code, error.description)
+    throw error
+  }
+  const challenge = params.get('code_challenge')
+  const method = params.get('code_challenge_method')
+  if (challenge === undefined) {
+    if (method !== undefined)
+      return fail('invalid_request', 'code_challenge_method without code_challenge')
+    if (client.clientSecret === undefined) {
+      return fail(
+        'invalid_request',
+        'PKCE is required: send code_challenge with code_challenge_method=S256',
+      )
+    }
+  } else {
+    // RFC 7636 §4.3 defaults a missing method to "plain", which is refused (RFC 9700 §2.1.1).
+    if (method !== 'S256') return fail('invalid_request', 'code_challenge_method must be S256')
+    if (!isS256Challenge(challenge)) return fail('invalid_request', 'malformed code_challenge')
+  }
+  return {
+    kind: 'login',
+    request: {
+      client,
+      redirectUri,
+      scope,
+      ...(state === undefined ? {} : { state }),
+      ...(challenge === undefined ? {} : { codeChallenge: challenge }),
+    },
+  }
+}
+
+/** A login form ready to render: the CSRF token goes into the form, the binding into a cookie. */
+export interface LoginForm {
+  csrfToken: string
+  bindingValue: string
+  expiresAt: number
+}
+
+/**
+ * Stores a single-use login transaction for a validated request. The CSRF token in the form
+ * finds it; the browser-binding cookie ties it to the browser that asked, so a form lifted from
+ * one browser cannot sign another in (login CSRF).
+ */
+export async function beginLogin(
+  request: AuthorizationRequest,
+  bindingValue: string | undefined,
+  tenant: TenantContext,
+  deps: Pick<GrantDeps, 'logins' | 'loginTtlSeconds' | 'clock'>,
+): Promise<LoginForm> {
+  const csrfToken = randomToken()
+  const binding = bindingValue ?? randomToken()
+  const now = deps.clock()
+  const expiresAt = now + deps.loginTtlSeconds * 1000
+  await deps.logins.saveLoginTransaction({
+    id: sha256Hex(csrfToken),
+    tenant: tenant.name,
+    clientId: request.client.clientId,
+    redirectUri: request.redirectUri,
+    scope: request.scope,
+    bindingHash: sha256Hex(binding),
+    createdAt: now,
+    expiresAt,
+    ...(request.state === undefined ? {} : { state: request.state }),
+    ...(request.codeChallenge === undefined ? {} : { codeChallenge: request.codeChallenge }),
+  })
+  return { csrfToken, bindingValue: binding, expiresAt }
+}
+
+/** The fields the login form posts. */
+export interface LoginSubmission {
+  csrfToken: string | undefined
+  username: string | undefined
+  password: string | undefined
+  /** The browser-binding cookie, if the browser sent it. */
+  bindingValue: string | undefined
+  address: string
+}
+
+const WRONG_CREDENTIALS = 'Invalid username or password.'
+
+/**
+ * Handles the login form: spends the transaction, checks the credentials (throttled like the
+ * password grant) and, on success, stores a code and redirects with `code`, `state` and `iss`.
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.1.2
+ * @see https://www.rfc-editor.org/rfc/rfc9207
+ */
+export async function completeLogin(
+  form: LoginSubmission,
+  tenant: TenantContext,
+  deps: GrantDeps,
+): Promise<LoginOutcome> {
+  const expired: LoginOutcome = {
+    kind: 'error-page',
+    description:
+      'This sign-in form has expired or was already used. Go back to the application and sign in again.',
+  }
+  if (form.csrfToken === undefined) {
+    return { kind: 'error-page', description: 'The sign-in form is missing its CSRF token.' }
+  }
+  const now = deps.clock()
+  const transaction = await deps.logins.takeLoginTransaction(
+    tenant.name,
+    sha256Hex(form.csrfToken),
+    now,
+  )
+  if (transaction === undefined) return expired
+  if (form.bindingValue === undefined || sha256Hex(form.bindingValue) !== transaction.bindingHash) {
+    return {
+      kind: 'error-page',
+      description:
+        'This sign-in form belongs to another browser session. Sign in again from the application.',
+    }
+  }
+  const client = tenant.clients.get(transaction.clientId)
+  if (client === undefined || !client.redirectUris.includes(transaction.redirectUri)) return expired
+  const request: AuthorizationRequest = {
+    client,
+    redirectUri: transaction.redirectUri,
+    scope: transaction.scope,
+    ...(transaction.state === undefined ? {} : { state: transaction.state }),
+    ...(transaction.codeChallenge === undefined
+      ? {}
+      : { codeChallenge: transaction.codeChallenge }),
+  }
+  if (form.username === undefined || form.password === undefined) {
+    return { kind: 'retry', request, message: 'Enter your username and password.' }
+  }
+
+  let user
+  try {
+    user = await checkPasswordThrottled(
+      {
+        tenant: tenant.name,
+        username: form.username,
+        password: form.password,
+        address: form.address,
+      },
+      tenant.users,
+      deps,
+    )
+  } catch (error) {
+    if (error instanceof OAuthError && error.code === 'temporarily_unavailable') {
+      return {
+        kind: 'retry',
+        request,
+        message: 'Too many failed attempts. Wait a while, then try again.',
+        ...(error.retryAfterSeconds === undefined
+          ? {}
+          : { retryAfterSeconds: error.retryAfterSeconds }),
+      }
+    }
+    throw error
+  }
+  // The same message whether or not the user exists, so the form reveals no usernames.
+  if (user === null) return { kind: 'retry', request, message: WRONG_CREDENTIALS }
+
+  const code = randomToken()
+  await deps.codes.saveCode({
+    codeHash: sha256Hex(code),
+    tenant: tenant.name,
+    clientId: client.clientId,
+    redirectUri: request.redirectUri,
+    scope: request.scope,
+    sub: user.sub,
+    claims: user.claims ?? {},
+    createdAt: now,
+    expiresAt: now + deps.codeTtlSeconds * 1000,
+    ...(request.codeChallenge === undefined ? {} : { codeChallenge: request.codeChallenge }),
+  })
+  return {
+    kind: 'redirect',
+    location: redirectTo(request.redirectUri, { code, state: request.state, iss: tenant.issuer }),
+  }
+}

@@ -1,0 +1,72 @@
+import type { Client } from '@tessera/config-schema'
+import { issueAccessToken } from './access-token.js'
+import type { GrantDeps, TenantContext, TokenResponse } from './context.js'
+import { randomToken, sha256Hex } from './crypto.js'
+import { OAuthError } from './errors.js'
+import type { TokenParams } from './request.js'
+import { narrowScope } from './scope.js'
+
+/**
+ * The refresh_token grant with rotation: every use spends the presented token and returns a new
+ * one; presenting a spent token revokes its whole family (RFC 9700 §4.14.2). Concurrent uses of
+ * one token therefore end with one success and a revoked family: a legitimate client never
+ * sends the same refresh token twice at once, so this is treated as theft.
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-6
+ */
+export async function refreshTokenGrant(
+  params: TokenParams,
+  client: Client,
+  tenant: TenantContext,
+  deps: GrantDeps,
+): Promise<TokenResponse> {
+  if (!client.grantTypes.includes('refresh_token')) {
+    throw new OAuthError(
+      'unauthorized_client',
+      'the refresh_token grant is not enabled for this client',
+    )
+  }
+  const presented = params.refresh_token
+  if (presented === undefined) throw new OAuthError('invalid_request', 'refresh_token is required')
+
+  const oldHash = sha256Hex(presented)
+  const found = await deps.refreshTokens.findRefreshToken(tenant.name, oldHash)
+  if (found === undefined || found.family.clientId !== client.clientId) {
+    throw new OAuthError('invalid_grant', 'invalid refresh token')
+  }
+  // §6: the new access token may narrow the grant's scope; the refresh token keeps it whole.
+  const granted = found.family.scope === '' ? [] : found.family.scope.split(' ')
+  const scopes = narrowScope(params.scope, granted)
+
+  const next = randomToken()
+  const result = await deps.refreshTokens.rotateRefreshToken(
+    tenant.name,
+    oldHash,
+    sha256Hex(next),
+    deps.clock(),
+  )
+  switch (result.status) {
+    case 'rotated':
+      break
+    case 'reused':
+      throw new OAuthError('invalid_grant', 'refresh token already used; the sign-in is revoked')
+    case 'inactive':
+      throw new OAuthError('invalid_grant', 'refresh token revoked or expired')
+    case 'not_found':
+      throw new OAuthError('invalid_grant', 'invalid refresh token')
+  }
+
+  const { family } = result
+  const access = await issueAccessToken(
+    { sub: family.sub, clientId: client.clientId, scopes, claims: family.claims },
+    tenant,
+    deps,
+  )
+  return {
+    access_token: access.token,
+    token_type: 'bearer',
+    expires_in: access.expiresIn,
+    scope: scopes.join(' '),
+    refresh_token: next,
+  }
+}

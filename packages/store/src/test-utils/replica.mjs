@@ -1,0 +1,51 @@
+// One replica of the issuer for sqlite.test.ts: a separate process that opens the shared SQLite
+// file through the built package, says "ready", waits for "go" on stdin so that every replica
+// starts at once, races the others through COUNT redemptions or rotations, and prints its
+// results as one JSON line.
+//
+//   node replica.mjs FILE redeem|rotate COUNT WORKER
+import { once } from 'node:events'
+import process from 'node:process'
+import { openSqliteStore } from '../../dist/index.js'
+
+const [file, mode, countText, worker] = process.argv.slice(2)
+const count = Number(countText)
+const now = Date.UTC(2025, 2, 10, 9)
+
+const store = await openSqliteStore(file)
+process.stdout.write('ready\n')
+await once(process.stdin, 'data')
+
+const results = []
+for (let i = 0; i < count; i++) {
+  if (mode === 'redeem') {
+    const family = {
+      familyId: `family-${i}-${worker}`,
+      tenant: 'acme',
+      clientId: 'web',
+      sub: 'alice',
+      scope: 'openid',
+      claims: { worker },
+      codeHash: `code-${i}`,
+      createdAt: now,
+      expiresAt: now + 86_400_000,
+    }
+    results.push(
+      await store.codes.redeemCode('acme', `code-${i}`, now, {
+        family,
+        tokenHash: `rt-${i}-${worker}`,
+      }),
+    )
+  } else {
+    const result = await store.refreshTokens.rotateRefreshToken(
+      'acme',
+      `rt-${i}`,
+      `rt-${i}-${worker}`,
+      now,
+    )
+    results.push(result.status)
+  }
+}
+await store.close()
+process.stdout.write(`${JSON.stringify(results)}\n`)
+process.stdin.destroy()
