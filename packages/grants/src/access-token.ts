@@ -1,4 +1,4 @@
-import type { TenantContext } from './context.js'
+import type { TenantContext, TokenResponse } from './context.js'
 
 /** Claims Tessera sets itself; a provider's extra claims can never replace them. */
 export const RESERVED_CLAIMS = new Set([
@@ -56,4 +56,24 @@ export async function issueAccessToken(
     scope: input.scopes.join(' '),
   })
   return { token, expiresIn, jti }
+}
+
+/**
+ * The RFC 6749 §5.1 response every grant returns: a fresh access token for `input`, plus the
+ * refresh token when the grant hands one out.
+ */
+export async function issueTokenResponse(
+  input: AccessTokenInput,
+  refreshToken: string | undefined,
+  tenant: TenantContext,
+  deps: { clock: () => number; randomId: () => string },
+): Promise<TokenResponse> {
+  const access = await issueAccessToken(input, tenant, deps)
+  return {
+    access_token: access.token,
+    token_type: 'bearer',
+    expires_in: access.expiresIn,
+    scope: input.scopes.join(' '),
+    ...(refreshToken === undefined ? {} : { refresh_token: refreshToken }),
+  }
 }

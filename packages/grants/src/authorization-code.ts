@@ -1,5 +1,5 @@
 import type { Client } from '@tessera/config-schema'
-import { issueAccessToken } from './access-token.js'
+import { issueTokenResponse } from './access-token.js'
 import type { GrantDeps, TenantContext, TokenResponse } from './context.js'
 import { randomToken, sha256Hex } from './crypto.js'
 import { OAuthError } from './errors.js'
@@ -76,18 +76,12 @@ export async function authorizationCodeGrant(
     await refuseReplay(record, tenant, deps, now)
   }
 
-  const access = await issueAccessToken(
+  return issueTokenResponse(
     { sub: record.sub, clientId: client.clientId, scopes, claims: record.claims },
+    refreshToken,
     tenant,
     deps,
   )
-  return {
-    access_token: access.token,
-    token_type: 'bearer',
-    expires_in: access.expiresIn,
-    scope: record.scope,
-    ...(refreshToken === undefined ? {} : { refresh_token: refreshToken }),
-  }
 }
 
 /**

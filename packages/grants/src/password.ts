@@ -1,5 +1,5 @@
 import type { Client } from '@tessera/config-schema'
-import { issueAccessToken } from './access-token.js'
+import { issueTokenResponse } from './access-token.js'
 import type { GrantDeps, TenantContext, TokenResponse } from './context.js'
 import { OAuthError } from './errors.js'
 import type { TokenParams } from './request.js'
@@ -34,15 +34,11 @@ export async function passwordGrant(
   )
   if (user === null) throw new OAuthError('invalid_grant', 'invalid username or password')
 
-  const access = await issueAccessToken(
+  // RFC 6749 §4.3.3 allows a refresh token here; DESIGN §4 never gives one for this grant.
+  return issueTokenResponse(
     { sub: user.sub, clientId: client.clientId, scopes, claims: user.claims },
+    undefined,
     tenant,
     deps,
   )
-  return {
-    access_token: access.token,
-    token_type: 'bearer',
-    expires_in: access.expiresIn,
-    scope: scopes.join(' '),
-  }
 }

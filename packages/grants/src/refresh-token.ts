@@ -1,5 +1,5 @@
 import type { Client } from '@tessera/config-schema'
-import { issueAccessToken } from './access-token.js'
+import { issueTokenResponse } from './access-token.js'
 import type { GrantDeps, TenantContext, TokenResponse } from './context.js'
 import { randomToken, sha256Hex } from './crypto.js'
 import { OAuthError } from './errors.js'
@@ -57,16 +57,10 @@ export async function refreshTokenGrant(
   }
 
   const { family } = result
-  const access = await issueAccessToken(
+  return issueTokenResponse(
     { sub: family.sub, clientId: client.clientId, scopes, claims: family.claims },
+    next,
     tenant,
     deps,
   )
-  return {
-    access_token: access.token,
-    token_type: 'bearer',
-    expires_in: access.expiresIn,
-    scope: scopes.join(' '),
-    refresh_token: next,
-  }
 }

@@ -1,4 +1,4 @@
-import { importJWK } from 'jose'
+import { importJWK, type JWK } from 'jose'
 import { describe, expect, it } from 'vitest'
 import { generateRsaKey } from './generate.js'
 
@@ -21,7 +21,7 @@ describe('generateRsaKey', () => {
     expect(pub.kty).toBe('RSA')
     expect(Buffer.from(pub.n ?? '', 'base64url')).toHaveLength(256)
 
-    const priv = JSON.parse(key.privateKey) as Record<string, string>
+    const priv = JSON.parse(key.privateKey) as JWK & Record<string, string>
     expect(Object.keys(priv).sort()).toEqual(['d', 'dp', 'dq', 'e', 'kty', 'n', 'p', 'q', 'qi'])
     expect(priv.n).toBe(pub.n)
     await expect(importJWK(priv, 'RS256')).resolves.toBeDefined()

@@ -96,6 +96,7 @@ describe('openSqliteStore', () => {
     const db = openDatabase(freshFile())
     try {
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal')
+      expect(db.pragma('synchronous', { simple: true })).toBe(1)
       expect(db.pragma('busy_timeout', { simple: true })).toBe(5000)
       expect(db.pragma('foreign_keys', { simple: true })).toBe(1)
     } finally {
