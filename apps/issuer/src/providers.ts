@@ -32,15 +32,22 @@ export class ProviderError extends Error {
 
 const tools: ProviderTools = { verifyPassword }
 
-/** Imports provider scripts once; the same file serving several tenants is imported once. */
+/**
+ * Imports provider scripts; the same file serving several tenants is imported once. A
+ * `generation` above 0 (a configuration reload) imports each file afresh, so edited scripts
+ * take effect: Node caches ES modules by URL, so the URL carries the generation.
+ */
 export async function loadProviders(
   files: readonly string[],
+  generation = 0,
 ): Promise<Map<string, ProviderModule>> {
   const loaded = new Map<string, ProviderModule>()
   const problems: string[] = []
   for (const file of new Set(files)) {
     try {
-      const module = (await import(pathToFileURL(file).href)) as { default?: unknown }
+      const url = pathToFileURL(file)
+      if (generation > 0) url.searchParams.set('generation', String(generation))
+      const module = (await import(url.href)) as { default?: unknown }
       const parsed = ProviderModuleSchema.safeParse(module.default)
       if (!parsed.success) {
         problems.push(`${file}: provider script must export default { authenticate(credentials) }`)

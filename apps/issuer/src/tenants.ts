@@ -1,7 +1,12 @@
 import { normaliseHost } from '@tessera/config-schema'
 import type { Client, Tenant } from '@tessera/config-schema'
 import type { TenantContext, UserAuthenticator } from '@tessera/grants'
-import { createAccessTokenVerifier, createHs256Signer, loadKeyRing } from '@tessera/keys'
+import {
+  createAccessTokenVerifier,
+  createHs256Signer,
+  loadKeyRing,
+  verifyStoredKeys,
+} from '@tessera/keys'
 import type { KeyRing, KeyStore, TokenSigner } from '@tessera/keys'
 
 /** A tenant ready to serve: its grant context, its key ring and its issuer URL. */
@@ -26,7 +31,11 @@ export interface TenantRegistryOptions {
   keyStore: KeyStore
   now: () => number
   keyRotateOnRestart: boolean
+  /** KEY_ROTATION_DAYS in milliseconds. */
+  keyRotationMs: number
   jwksGraceMs: number
+  /** KEY_ENCRYPTION_SECRET, when set. */
+  keyEncryptionSecret: string | undefined
   users: (tenant: Tenant) => UserAuthenticator
 }
 
@@ -38,6 +47,10 @@ export function issuerUrl(tenant: Tenant, scheme: 'http' | 'https'): string {
 /**
  * Builds every tenant's runtime: key rings are loaded (and RS256 keys created on first use)
  * here, before the server listens, so nothing partial is ever served.
+ *
+ * Every tenant's stored keys are checked against KEY_ENCRYPTION_SECRET first: loading a ring
+ * writes (it encrypts plaintext keys, rotates, prunes), and a wrong secret must stop the start
+ * before any tenant's keys were touched.
  */
 export async function createTenantRegistry(
   tenants: readonly Tenant[],
@@ -53,6 +66,14 @@ export async function createTenantRegistry(
     return signer
   }
 
+  const encryption =
+    options.keyEncryptionSecret === undefined
+      ? {}
+      : { encryptionSecret: options.keyEncryptionSecret }
+  for (const tenant of tenants) {
+    await verifyStoredKeys({ tenant: tenant.name, store: options.keyStore, ...encryption })
+  }
+
   const runtimes: TenantRuntime[] = []
   const hosts = new Map<string, TenantRuntime>()
   for (const tenant of tenants) {
@@ -63,11 +84,15 @@ export async function createTenantRegistry(
       now: options.now,
       rotateOnRestart: options.keyRotateOnRestart,
       graceMs: options.jwksGraceMs,
+      rotationMs: options.keyRotationMs,
+      ...encryption,
     })
     const issuer = issuerUrl(tenant, options.scheme)
     const secret = tenant.jwtSecret ?? options.jwtSecret
     let signer: TokenSigner
     if (tenant.jwtAlgorithm === 'RS256') {
+      // A stable signer: it follows the ring to a rotated key at once (the issuer reloads rings
+      // on a short poll).
       signer = keyRing.signer()
     } else {
       // config-schema refuses an HS256 tenant without a usable secret; this is a programming error.

@@ -1,6 +1,6 @@
 /** Stable codes of {@link KeyError}; switch on these, never on the message. */
 export type KeyErrorCode =
-  /** An HS256 secret shorter than 32 characters (DESIGN §2). */
+  /** An HS256 or key-encryption secret shorter than 32 characters (DESIGN §2). */
   | 'ERR_SECRET_TOO_SHORT'
   /** A stored key that does not parse or import: corrupted row, mismatched halves, bad JWK. */
   | 'ERR_KEY_INVALID'
@@ -8,6 +8,13 @@ export type KeyErrorCode =
   | 'ERR_NO_ACTIVE_KEY'
   /** Creating a key kept losing races against other writers and gave up. */
   | 'ERR_KEY_CONFLICT'
+  /**
+   * A stored private key is encrypted and the encryption secret is missing, wrong, or the
+   * envelope belongs to another key. Raised before anything in the store is changed.
+   */
+  | 'ERR_KEY_DECRYPT'
+  /** `revokeKey` was given a kid the tenant does not have. */
+  | 'ERR_KEY_NOT_FOUND'
 
 /**
  * The error thrown by @tessera/keys for bad key material and key-ring failures.

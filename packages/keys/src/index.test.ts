@@ -5,10 +5,16 @@ import {
   type KeyError,
   kidForDate,
   loadKeyRing,
+  readKeys,
+  revokeKey,
+  rotateKey,
   type JwksDocument,
+  type KeyInfo,
   type KeyErrorCode,
   type KeyRing,
   type KeyStore,
+  type RevokeKeyResult,
+  type RotateKeyResult,
   type SignedToken,
   type TokenSigner,
 } from './index.js'
@@ -33,5 +39,10 @@ describe('@tessera/keys public types', () => {
       readonly use: 'sig'
     }>()
     expectTypeOf<KeyError['code']>().toEqualTypeOf<KeyErrorCode>()
+    expectTypeOf(rotateKey).returns.resolves.toEqualTypeOf<RotateKeyResult>()
+    expectTypeOf(revokeKey).parameter(0).toHaveProperty('kid').toEqualTypeOf<string>()
+    expectTypeOf(revokeKey).returns.resolves.toEqualTypeOf<RevokeKeyResult>()
+    expectTypeOf(readKeys).returns.resolves.toEqualTypeOf<KeyInfo[]>()
+    expectTypeOf<KeyInfo>().not.toHaveProperty('privateKey')
   })
 })

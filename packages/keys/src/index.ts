@@ -5,11 +5,13 @@
  *
  * @example
  * ```ts
- * import { createHs256Signer, loadKeyRing } from '@tessera/keys'
+ * import { createHs256Signer, loadKeyRing, rotateKey } from '@tessera/keys'
  *
  * const ring = await loadKeyRing({ tenant: 'acme', algorithm: 'RS256', store: store.keys,
- *   now: Date.now, rotateOnRestart: true, graceMs: 4 * 3_600_000 })
+ *   now: Date.now, rotateOnRestart: true, graceMs: 4 * 3_600_000,
+ *   encryptionSecret: process.env.KEY_ENCRYPTION_SECRET })
  * const signer = ring.algorithm === 'RS256' ? ring.signer() : createHs256Signer(secret)
+ * await rotateKey({ tenant: 'acme', store: store.keys, now: Date.now }) // then ring.reload()
  * ```
  *
  * @module
@@ -22,9 +24,18 @@ export { createHs256Signer, MIN_SECRET_LENGTH } from './signer.js'
 export type { SigningAlgorithm, SignedToken, TokenSigner } from './signer.js'
 export { createJwks, isPublished } from './jwks.js'
 export type { JwksDocument, PublicationOptions, RsaPublicJwk } from './jwks.js'
-export { loadKeyRing } from './key-ring.js'
+export { loadKeyRing, verifyStoredKeys } from './key-ring.js'
+export type { KeyRing, LoadKeyRingOptions, VerifyStoredKeysOptions } from './key-ring.js'
+export { rotateKey, revokeKey } from './rotation.js'
+export type {
+  RevokeKeyOptions,
+  RevokeKeyResult,
+  RotateKeyOptions,
+  RotateKeyResult,
+} from './rotation.js'
+export { readKeys } from './key-info.js'
+export type { KeyInfo, ReadKeysOptions } from './key-info.js'
 export { createAccessTokenVerifier } from './verify.js'
 export type { AccessTokenVerifierOptions } from './verify.js'
-export type { KeyRing, LoadKeyRingOptions } from './key-ring.js'
 export type { KeyState, KeyStore, StoredKey } from './ports.js'
 export type { JWTPayload } from 'jose'

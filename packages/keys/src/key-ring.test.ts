@@ -3,7 +3,8 @@ import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { KeyError } from './errors.js'
 import { generateRsaKey } from './generate.js'
 import type { JwksDocument } from './jwks.js'
-import { loadKeyRing, type KeyRing, type LoadKeyRingOptions } from './key-ring.js'
+import { loadKeyRing, verifyStoredKeys, type KeyRing, type LoadKeyRingOptions } from './key-ring.js'
+import { rotateKey } from './rotation.js'
 import { MemoryKeyStore } from './test-utils/memory-key-store.js'
 
 const hour = 3_600_000
@@ -285,5 +286,209 @@ describe('loadKeyRing (stored data)', () => {
   it('throws a TypeError naming a bad option', async () => {
     await expect(load({ graceMs: -1 })).rejects.toThrow(/graceMs/)
     await expect(load({ algorithm: 'ES256' as 'RS256' })).rejects.toThrow(TypeError)
+  })
+})
+
+describe('loadKeyRing (rotation while running)', () => {
+  it('rotates by age on reload once the active key is rotationMs old', async () => {
+    const ring = await load({ rotationMs: 90 * day })
+    const signer = ring.signer()
+    now = start + 90 * day - 1
+    await ring.reload()
+    expect(ring.activeKid()).toBe('2025-03-10')
+
+    now = start + 90 * day
+    await ring.reload()
+    expect(ring.activeKid()).toBe('2025-06-08')
+    expect(kids(ring)).toEqual(['2025-06-08', '2025-03-10'])
+    expect(store.get('acme', '2025-03-10')).toMatchObject({ state: 'retired', retiredAt: now })
+    expect((await signer.sign({ sub: 'alice' })).kid).toBe('2025-06-08')
+  })
+
+  it('rotates by age on load too, even without rotateOnRestart', async () => {
+    await load()
+    now = start + 91 * day
+    const ring = await load({ rotateOnRestart: false, rotationMs: 90 * day })
+    expect(ring.activeKid()).toBe('2025-06-09')
+  })
+
+  it('converges on one key when two running rings rotate by age at once', async () => {
+    const [a, b] = await Promise.all([
+      load({ rotationMs: 30 * day }),
+      load({ rotationMs: 30 * day }),
+    ])
+    now = start + 30 * day
+    await Promise.all([a.reload(), b.reload()])
+    expect((await store.listKeys('acme')).map((key) => key.kid)).toEqual([
+      '2025-03-10',
+      '2025-04-09',
+    ])
+    expect(a.activeKid()).toBe('2025-04-09')
+    expect(b.activeKid()).toBe('2025-04-09')
+    // Both retired the old key; the one whose retirement came second still publishes it.
+    expect(kids(a)).toEqual(['2025-04-09', '2025-03-10'])
+    expect(kids(b)).toEqual(['2025-04-09', '2025-03-10'])
+  })
+
+  it('hands out one stable signer that follows a rotation at once', async () => {
+    const ring = await load()
+    const signer = ring.signer()
+    const { token: before } = await signer.sign({ sub: 'alice' })
+
+    now = start + hour
+    await rotateKey({ tenant: 'acme', store, now: () => now })
+    await ring.reload()
+
+    expect(ring.signer()).toBe(signer)
+    const { token: after, kid } = await signer.sign({ sub: 'alice' })
+    expect(kid).toBe('2025-03-10.2')
+    expect(decodeProtectedHeader(after).kid).toBe('2025-03-10.2')
+    await expect(jwtVerify(after, keySet(ring.jwks()))).resolves.toBeDefined()
+    // The old key stays published for the grace, so tokens it signed keep verifying.
+    await expect(jwtVerify(before, keySet(ring.jwks()))).resolves.toBeDefined()
+  })
+
+  it('keeps the same JWKS object across reloads that change nothing', async () => {
+    const ring = await load()
+    const doc = ring.jwks()
+    now += hour
+    await ring.reload()
+    expect(ring.jwks()).toBe(doc)
+  })
+
+  it('never reuses a kid whose key was pruned, even on the same date', async () => {
+    await load()
+    now = start + hour
+    const hs = await load({ algorithm: 'HS256' })
+    now += graceMs
+    await hs.reload()
+    expect(await store.listKeys('acme')).toEqual([])
+
+    const ring = await load()
+    expect(ring.activeKid()).toBe('2025-03-10.2')
+  })
+
+  it('still publishes a key another replica retired just before it', async () => {
+    const ring = await load({ rotationMs: 30 * day })
+    now = start + 30 * day
+    const retire = store.retireKey.bind(store)
+    vi.spyOn(store, 'retireKey').mockImplementationOnce(async (tenant, kid, at) => {
+      await retire(tenant, kid, at - 1_000) // another replica got there first
+      return retire(tenant, kid, at)
+    })
+    await ring.reload()
+    expect(kids(ring)).toEqual(['2025-04-09', '2025-03-10'])
+    expect(store.get('acme', '2025-03-10')).toMatchObject({ retiredAt: now - 1_000 })
+  })
+
+  it('never undoes a revocation made between its read and its writes', async () => {
+    await store.insertKeyIfAbsent(await generateRsaKey('acme', '2025-03-09', start - day))
+    await store.insertKeyIfAbsent(await generateRsaKey('acme', '2025-03-10', start - hour))
+    const list = store.listKeys.bind(store)
+    vi.spyOn(store, 'listKeys').mockImplementationOnce(async (tenant) => {
+      const rows = await list(tenant)
+      // Another process revokes the older key right after this read.
+      await store.updateKeyState('acme', '2025-03-09', 'revoked', start)
+      return rows
+    })
+    const ring = await load({ rotateOnRestart: false })
+    expect(store.get('acme', '2025-03-09')?.state).toBe('revoked')
+    expect(kids(ring)).toEqual(['2025-03-10'])
+  })
+})
+
+describe('loadKeyRing (encryption at rest)', () => {
+  const secret = 'test-key-encryption-secret-0123456789'
+
+  it('stores new private keys as envelopes and signs with them', async () => {
+    const ring = await load({ encryptionSecret: secret })
+    const stored = store.get('acme', '2025-03-10')
+    expect(stored?.privateKey).toMatch(/^enc:v1:/)
+    expect(stored?.publicJwk).toMatch(/^\{/)
+    const { token } = await ring.signer().sign({ sub: 'alice' })
+    await expect(jwtVerify(token, keySet(ring.jwks()))).resolves.toBeDefined()
+
+    now += hour
+    const again = await load({ encryptionSecret: secret })
+    expect(again.jwks()).toEqual(ring.jwks())
+    await expect(jwtVerify(token, keySet(again.jwks()))).resolves.toBeDefined()
+  })
+
+  it('refuses a wrong secret with ERR_KEY_DECRYPT and changes nothing, even when due to rotate', async () => {
+    await load({ encryptionSecret: secret })
+    const before = structuredClone([...store.rows.entries()])
+    now = start + day
+
+    const wrong = 'another-key-encryption-secret-0123456789'
+    await expect(load({ encryptionSecret: wrong })).rejects.toMatchObject({
+      code: 'ERR_KEY_DECRYPT',
+      message: expect.stringContaining(
+        'KEY_ENCRYPTION_SECRET does not decrypt the stored keys of tenant "acme"',
+      ) as unknown,
+    })
+    expect(await codeOf(load({ encryptionSecret: wrong, algorithm: 'HS256' }))).toBe(
+      'ERR_KEY_DECRYPT',
+    )
+    expect(await codeOf(load())).toBe('ERR_KEY_DECRYPT')
+    expect([...store.rows.entries()]).toEqual(before)
+  })
+
+  it('encrypts keys stored in plaintext before the secret was set, keeping kid and public key', async () => {
+    const plain = await load()
+    const { token } = await plain.signer().sign({ sub: 'alice' })
+    now += hour
+    await load({ algorithm: 'HS256' })
+    now += hour
+    await rotateKey({ tenant: 'acme', store, now: () => now })
+    expect([...store.rows.values()].map((key) => key.privateKey.startsWith('{'))).toEqual([
+      true,
+      true,
+    ])
+
+    const ring = await load({ encryptionSecret: secret })
+    expect([...store.rows.values()].map((key) => key.privateKey.slice(0, 7))).toEqual([
+      'enc:v1:',
+      'enc:v1:',
+    ])
+    expect(ring.activeKid()).toBe('2025-03-10.2')
+    expect(kids(ring)).toEqual(['2025-03-10.2', '2025-03-10'])
+    await expect(jwtVerify(token, keySet(ring.jwks()))).resolves.toBeDefined()
+    const { token: fresh } = await ring.signer().sign({ sub: 'alice' })
+    await expect(jwtVerify(fresh, keySet(ring.jwks()))).resolves.toBeDefined()
+    // Without the secret they no longer load.
+    expect(await codeOf(load())).toBe('ERR_KEY_DECRYPT')
+  })
+
+  it('refuses an envelope moved onto another key (the AAD binds tenant and kid)', async () => {
+    await load({ encryptionSecret: secret })
+    now = start + hour
+    await rotateKey({ tenant: 'acme', store, now: () => now, encryptionSecret: secret })
+    const first = store.get('acme', '2025-03-10')
+    const second = store.get('acme', '2025-03-10.2')
+    if (first === undefined || second === undefined) throw new Error('keys missing')
+    store.rows.set('acme\u00002025-03-10.2', { ...second, privateKey: first.privateKey })
+    expect(await codeOf(load({ encryptionSecret: secret }))).toBe('ERR_KEY_DECRYPT')
+  })
+
+  it('refuses a secret shorter than 32 characters', async () => {
+    expect(await codeOf(load({ encryptionSecret: 'short' }))).toBe('ERR_SECRET_TOO_SHORT')
+  })
+
+  it('verifyStoredKeys finds a wrong secret for a tenant without writing anything', async () => {
+    await load({ encryptionSecret: secret })
+    await load({ tenant: 'globex' })
+    const before = structuredClone([...store.rows.entries()])
+    await expect(
+      verifyStoredKeys({ tenant: 'acme', store, encryptionSecret: secret }),
+    ).resolves.toBeUndefined()
+    // Plaintext keys open with any secret: they are encrypted by the next load.
+    await expect(
+      verifyStoredKeys({ tenant: 'globex', store, encryptionSecret: 'w'.repeat(32) }),
+    ).resolves.toBeUndefined()
+    expect(
+      await codeOf(verifyStoredKeys({ tenant: 'acme', store, encryptionSecret: 'w'.repeat(32) })),
+    ).toBe('ERR_KEY_DECRYPT')
+    expect(await codeOf(verifyStoredKeys({ tenant: 'acme', store }))).toBe('ERR_KEY_DECRYPT')
+    expect([...store.rows.entries()]).toEqual(before)
   })
 })

@@ -1,13 +1,19 @@
 import { KeyError } from './errors.js'
-import { generateRsaKey } from './generate.js'
 import { createJwks, type JwksDocument } from './jwks.js'
 import { kidForDate } from './kid.js'
 import type { KeyStore, StoredKey } from './ports.js'
-import type { SigningAlgorithm, TokenSigner } from './signer.js'
-import { kidDate, nextKid } from './internal/kid.js'
+import type { SignedToken, SigningAlgorithm, TokenSigner } from './signer.js'
+import { createKeyCipher, isSealed, type KeyCipher } from './internal/envelope.js'
+import {
+  checkPrivateKeysOpen,
+  createActiveKey,
+  readTenantKeys,
+  type TenantKeys,
+} from './internal/key-ops.js'
+import { kidDate } from './internal/kid.js'
 import { isPastGrace, newestActive } from './internal/lifecycle.js'
 import { createRs256Signer } from './internal/rs256-signer.js'
-import { parsePrivateJwk, parseStoredKeys } from './internal/stored-key.js'
+import { parsePrivateJwk } from './internal/stored-key.js'
 
 /** Options of {@link loadKeyRing}. */
 export interface LoadKeyRingOptions {
@@ -23,6 +29,17 @@ export interface LoadKeyRingOptions {
   rotateOnRestart: boolean
   /** JWKS_GRACE_HOURS in milliseconds: how long a retired key stays published. */
   graceMs: number
+  /**
+   * KEY_ROTATION_DAYS in milliseconds: a load or {@link KeyRing.reload} that finds the active key
+   * at least this old makes a new one. Omitted: keys never rotate by age.
+   */
+  rotationMs?: number
+  /**
+   * KEY_ENCRYPTION_SECRET, at least 32 random characters: new private keys are stored as
+   * AES-256-GCM envelopes, and a load encrypts keys stored in plaintext before it was set.
+   * Omitted: private keys are stored as plaintext JWK JSON.
+   */
+  encryptionSecret?: string
 }
 
 /**
@@ -38,27 +55,27 @@ export interface KeyRing {
   activeKid(): string | undefined
   /**
    * The tenant's public keys: the active key and retired keys within the grace. Frozen; the same
-   * object until the next reload.
+   * object until a reload changes what is published.
    */
   jwks(): JwksDocument
   /**
-   * The RS256 signer of the active key.
+   * The RS256 signer of the ring. It is one stable object that always signs with the ring's
+   * current active key: take it once, and after a rotation or reload new tokens carry the new
+   * kid at once.
    *
    * @throws KeyError `ERR_NO_ACTIVE_KEY` for an HS256 tenant, whose signer is
    * {@link createHs256Signer} over the shared secret
    */
   signer(): TokenSigner
   /**
-   * Re-reads the store: picks up keys rotated or revoked by another process, retires and prunes
-   * by the same rules as {@link loadKeyRing}. Generates a key only when an RS256 tenant has no
-   * active key left (after a revocation). Concurrent calls share one read. On failure the ring
-   * keeps serving what it had.
+   * Re-reads the store: picks up keys rotated or revoked by another process (`tessera keys`,
+   * other replicas) and applies the rules of {@link loadKeyRing} but the restart rotation:
+   * rotates an RS256 key older than `rotationMs`, makes a key when an RS256 tenant has no active
+   * one left (after a revocation), retires and prunes. Meant to be called on a short poll.
+   * Concurrent calls share one read. On failure the ring keeps serving what it had.
    */
   reload(): Promise<void>
 }
-
-// Each attempt follows a lost insert race; losing five in a row means something else is wrong.
-const MAX_CREATE_ATTEMPTS = 5
 
 interface Snapshot {
   activeKid: string | undefined
@@ -67,7 +84,7 @@ interface Snapshot {
 }
 
 function checkOptions(options: LoadKeyRingOptions): void {
-  const { tenant, algorithm, store, now, rotateOnRestart, graceMs } = options
+  const { tenant, algorithm, store, now, rotateOnRestart, graceMs, rotationMs } = options
   if (typeof tenant !== 'string' || tenant === '') {
     throw new TypeError('loadKeyRing: options.tenant must be a non-empty string')
   }
@@ -86,6 +103,9 @@ function checkOptions(options: LoadKeyRingOptions): void {
       'loadKeyRing: options.graceMs must be a non-negative number of milliseconds',
     )
   }
+  if (rotationMs !== undefined && !(Number.isFinite(rotationMs) && rotationMs > 0)) {
+    throw new TypeError('loadKeyRing: options.rotationMs must be a positive number of milliseconds')
+  }
 }
 
 /**
@@ -93,16 +113,22 @@ function checkOptions(options: LoadKeyRingOptions): void {
  * (DESIGN §6).
  *
  * - RS256: the newest active key signs. With none, a key for today's UTC date is created; with
- *   `rotateOnRestart` and an active key from an earlier date, a new one replaces it and the old
- *   one is retired. A same-day restart reuses the stored key, so the kid and the JWKS stay put.
+ *   `rotateOnRestart` and an active key from an earlier date, or with `rotationMs` and an active
+ *   key at least that old, a new one replaces it and the old one is retired. A same-day restart
+ *   reuses the stored key, so the kid and the JWKS stay put.
  * - HS256: no key is created; keys still active from RS256 days are retired, so tokens they
  *   signed keep verifying for the grace.
- * - Both: retired keys past the grace are deleted; revoked keys are never published.
+ * - Both: retired keys past the grace are deleted; revoked keys are never published. With
+ *   `encryptionSecret`, keys stored in plaintext are encrypted in place.
  *
- * Creation is insert-if-absent on (tenant, kid): processes that start together converge on the
- * one key that won the insert.
+ * Every private key is decrypted and the published keys are parsed before anything is written,
+ * so a wrong secret or a corrupted key fails the load and leaves the store as it was. Creation is
+ * insert-if-absent on (tenant, kid): processes that start together converge on the one key that
+ * won the insert.
  *
- * @throws KeyError `ERR_KEY_INVALID` when a stored key is corrupted
+ * @throws KeyError `ERR_KEY_DECRYPT` when a stored private key does not decrypt with
+ * `encryptionSecret` (or is encrypted and no secret is given); `ERR_KEY_INVALID` when a stored
+ * key is corrupted; `ERR_SECRET_TOO_SHORT` for an encryption secret under 32 characters
  * @example
  * ```ts
  * const ring = await loadKeyRing({
@@ -112,14 +138,16 @@ function checkOptions(options: LoadKeyRingOptions): void {
  *   now: Date.now,
  *   rotateOnRestart: true,
  *   graceMs: 4 * 3_600_000,
+ *   rotationMs: 90 * 86_400_000,
+ *   encryptionSecret: process.env.KEY_ENCRYPTION_SECRET,
  * })
- * const { token, kid } = await ring.signer().sign(claims)
- * ctx.body = ring.jwks()
+ * const signer = ring.signer() // follows rotations: take it once
+ * setInterval(() => void ring.reload(), 5_000).unref()
  * ```
  */
 export async function loadKeyRing(options: LoadKeyRingOptions): Promise<KeyRing> {
   checkOptions(options)
-  const ring = new TenantKeyRing({ ...options })
+  const ring = new TenantKeyRing({ ...options }, createKeyCipher(options.encryptionSecret))
   await ring.refresh('load')
   return ring
 }
@@ -128,14 +156,17 @@ class TenantKeyRing implements KeyRing {
   readonly tenant: string
   readonly algorithm: SigningAlgorithm
   readonly #options: LoadKeyRingOptions
+  readonly #cipher: KeyCipher
   readonly #signers = new Map<string, TokenSigner>()
+  #stableSigner: TokenSigner | undefined
   #snapshot: Snapshot | undefined
   #pending: Promise<void> | undefined
 
-  constructor(options: LoadKeyRingOptions) {
+  constructor(options: LoadKeyRingOptions, cipher: KeyCipher) {
     this.tenant = options.tenant
     this.algorithm = options.algorithm
     this.#options = options
+    this.#cipher = cipher
   }
 
   activeKid(): string | undefined {
@@ -147,14 +178,23 @@ class TenantKeyRing implements KeyRing {
   }
 
   signer(): TokenSigner {
-    const { signer } = this.#current()
-    if (signer === undefined) {
+    if (this.#current().signer === undefined) {
       throw new KeyError(
         'ERR_NO_ACTIVE_KEY',
         `tenant "${this.tenant}" signs with ${this.algorithm}; its key ring holds no signing key`,
       )
     }
-    return signer
+    // One object for the ring's life that looks the active key up per token: callers that took
+    // it once (the grant context) sign with a rotated key as soon as a reload switched to it.
+    this.#stableSigner ??= {
+      alg: 'RS256',
+      sign: (claims): Promise<SignedToken> => {
+        const { signer } = this.#current()
+        if (signer === undefined) throw new Error('unreachable: an RS256 ring always has a signer')
+        return signer.sign(claims)
+      },
+    }
+    return this.#stableSigner
   }
 
   reload(): Promise<void> {
@@ -165,39 +205,72 @@ class TenantKeyRing implements KeyRing {
   }
 
   async refresh(mode: 'load' | 'reload'): Promise<void> {
-    const { tenant, algorithm, store, rotateOnRestart, graceMs } = this.#options
+    const { tenant, algorithm, store, graceMs } = this.#options
     const now = this.#options.now()
-    let keys = await this.#read()
+    const current = await readTenantKeys(store, tenant)
 
-    let active: StoredKey | undefined
-    if (algorithm === 'RS256') {
-      active = newestActive(keys)
-      const stale =
-        active !== undefined &&
-        mode === 'load' &&
-        rotateOnRestart &&
-        (kidDate(active.kid) ?? kidForDate(active.createdAt)) < kidForDate(now)
-      if (active === undefined || stale) ({ active, keys } = await this.#createActiveKey(keys, now))
+    // Check everything that can fail before the first write, so that a wrong secret or a
+    // corrupted key fails the load without having encrypted, created, retired or deleted a key.
+    // A load opens every private key: that is what proves the secret before `start` listens.
+    if (mode === 'load') checkPrivateKeysOpen(current.keys, this.#cipher)
+    createJwks(current.keys, { now, graceMs })
+    let active = algorithm === 'RS256' ? newestActive(current.keys) : undefined
+    if (active !== undefined) await this.#signerFor(active)
+
+    if (mode === 'load' && this.#cipher.encrypts) await this.#encryptPlaintext(current)
+
+    let keys = current.keys
+    if (algorithm === 'RS256' && this.#rotationDue(active, mode, now)) {
+      ;({ active, keys } = await createActiveKey(store, tenant, this.#cipher, current, now))
     }
 
-    // Work out the whole outcome before writing anything, so that a corrupted key fails the load
-    // without having retired or deleted what was there.
     const retire = keys.filter((key) => key.state === 'active' && key.kid !== active?.kid)
-    const after = keys.map((key) =>
-      retire.includes(key) ? { ...key, state: 'retired' as const, retiredAt: now } : key,
-    )
+    const lost: string[] = []
+    for (const key of retire) {
+      if (!(await store.retireKey(tenant, key.kid, now))) lost.push(key.kid)
+    }
+    // A lost retirement means the key stopped being active since the read: another replica
+    // retired it (keep publishing it, with that replica's time) or someone revoked it (never
+    // publish it). Only the store knows which.
+    const fresh = lost.length === 0 ? [] : (await readTenantKeys(store, tenant)).keys
+    const after = keys.flatMap((key): StoredKey[] => {
+      if (!retire.includes(key)) return [key]
+      if (!lost.includes(key.kid)) return [{ ...key, state: 'retired', retiredAt: now }]
+      const stored = fresh.find((candidate) => candidate.kid === key.kid)
+      return stored === undefined || stored.state === 'active' ? [] : [stored]
+    })
     const prune = after.filter((key) => isPastGrace(key, now, graceMs))
+    for (const key of prune) await store.deleteKey(tenant, key.kid)
     const kept = after.filter((key) => !prune.includes(key))
+
     const jwks = createJwks(kept, { now, graceMs })
     const signer = active === undefined ? undefined : await this.#signerFor(active)
-
-    for (const key of retire) await store.updateKeyState(tenant, key.kid, 'retired', now)
-    for (const key of prune) await store.deleteKey(tenant, key.kid)
-
-    this.#snapshot = { activeKid: active?.kid, jwks, signer }
+    const previous = this.#snapshot?.jwks
+    // The same object while nothing published changed: caches keyed on it (the issuer's own
+    // verifier) stay warm across polls.
+    const same = previous !== undefined && JSON.stringify(previous) === JSON.stringify(jwks)
+    this.#snapshot = { activeKid: active?.kid, jwks: same ? previous : jwks, signer }
     // Only the active key signs; forgetting the others keeps a long-lived process from holding
     // every private key it has ever used.
     for (const kid of this.#signers.keys()) if (kid !== active?.kid) this.#signers.delete(kid)
+  }
+
+  #rotationDue(active: StoredKey | undefined, mode: 'load' | 'reload', now: number): boolean {
+    if (active === undefined) return true
+    const { rotateOnRestart, rotationMs } = this.#options
+    const laterDate = (kidDate(active.kid) ?? kidForDate(active.createdAt)) < kidForDate(now)
+    if (mode === 'load' && rotateOnRestart && laterDate) return true
+    return rotationMs !== undefined && now - active.createdAt >= rotationMs
+  }
+
+  /** Encrypts the keys stored before KEY_ENCRYPTION_SECRET was set (DESIGN §6). */
+  async #encryptPlaintext(current: TenantKeys): Promise<void> {
+    for (const key of current.keys) {
+      if (isSealed(key.privateKey)) continue
+      const sealed = this.#cipher.seal(key.privateKey, key.tenant, key.kid)
+      // Conditional: a replica that encrypted it first keeps its envelope.
+      await this.#options.store.updatePrivateKey(key.tenant, key.kid, key.privateKey, sealed)
+    }
   }
 
   #current(): Snapshot {
@@ -207,42 +280,44 @@ class TenantKeyRing implements KeyRing {
     return this.#snapshot
   }
 
-  async #read(): Promise<StoredKey[]> {
-    return parseStoredKeys(await this.#options.store.listKeys(this.tenant), this.tenant)
-  }
-
-  async #createActiveKey(
-    keys: StoredKey[],
-    now: number,
-  ): Promise<{ active: StoredKey; keys: StoredKey[] }> {
-    const { tenant, store } = this.#options
-    let current = keys
-    for (let attempt = 1; attempt <= MAX_CREATE_ATTEMPTS; attempt++) {
-      const kid = nextKid(
-        current.map((key) => key.kid),
-        now,
-      )
-      const candidate = await generateRsaKey(tenant, kid, now)
-      if (await store.insertKeyIfAbsent(candidate)) {
-        return { active: candidate, keys: [...current, candidate] }
-      }
-      // Another process inserted this kid first: use its key, so that every replica signs with
-      // and publishes the same one (DESIGN §6).
-      current = await this.#read()
-      const winner = current.find((key) => key.kid === kid)
-      if (winner?.state === 'active') return { active: winner, keys: current }
-    }
-    throw new KeyError(
-      'ERR_KEY_CONFLICT',
-      `could not create a key for tenant "${tenant}": ${MAX_CREATE_ATTEMPTS} inserts lost to other writers`,
-    )
-  }
-
   async #signerFor(key: StoredKey): Promise<TokenSigner> {
     const cached = this.#signers.get(key.kid)
     if (cached !== undefined) return cached
-    const signer = await createRs256Signer(parsePrivateJwk(key), key.kid, key.tenant)
+    const privateKey = this.#cipher.open(key.privateKey, key.tenant, key.kid)
+    const signer = await createRs256Signer(
+      parsePrivateJwk({ ...key, privateKey }),
+      key.kid,
+      key.tenant,
+    )
     this.#signers.set(key.kid, signer)
     return signer
   }
+}
+
+/** Options of {@link verifyStoredKeys}. */
+export interface VerifyStoredKeysOptions {
+  /** Tenant name. */
+  tenant: string
+  /** Where the key pairs live. */
+  store: KeyStore
+  /** KEY_ENCRYPTION_SECRET, as given to {@link loadKeyRing}. */
+  encryptionSecret?: string
+}
+
+/**
+ * Checks, changing nothing, that every stored key of a tenant parses and that its private key
+ * decrypts with `encryptionSecret`. Run it for every tenant before loading any ring: a load
+ * writes (it encrypts plaintext keys, rotates, prunes), and a secret that is wrong for one tenant
+ * must stop the start before another tenant's keys were touched.
+ *
+ * @throws KeyError `ERR_KEY_DECRYPT` naming the tenant, `ERR_KEY_INVALID`, `ERR_SECRET_TOO_SHORT`
+ * @example
+ * ```ts
+ * for (const tenant of tenants) await verifyStoredKeys({ tenant: tenant.name, store, encryptionSecret })
+ * ```
+ */
+export async function verifyStoredKeys(options: VerifyStoredKeysOptions): Promise<void> {
+  const cipher = createKeyCipher(options.encryptionSecret)
+  const { keys } = await readTenantKeys(options.store, options.tenant)
+  checkPrivateKeysOpen(keys, cipher)
 }

@@ -16,7 +16,10 @@ export interface StoredKey {
   alg: 'RS256'
   /** Public JWK as JSON text (`kty, n, e`). */
   publicJwk: string
-  /** Private JWK as JSON text; may later be an encrypted envelope (KEY_ENCRYPTION_SECRET). */
+  /**
+   * Private JWK as JSON text, or an `enc:v1:` AES-256-GCM envelope of that text when
+   * KEY_ENCRYPTION_SECRET is set. Adapters store it as opaque text.
+   */
   privateKey: string
   /** Epoch milliseconds. */
   createdAt: number
@@ -25,7 +28,10 @@ export interface StoredKey {
   retiredAt?: number
 }
 
-/** Persistence for RS256 keys. Implementations must be safe across processes. */
+/**
+ * Persistence for RS256 keys. Implementations must be safe across processes: replicas and the
+ * `tessera keys` commands write to the same store while issuers run.
+ */
 export interface KeyStore {
   /** Every key of a tenant, any state, oldest first. */
   listKeys(tenant: string): Promise<StoredKey[]>
@@ -34,13 +40,34 @@ export interface KeyStore {
    * Replicas race here on start; the loser reads the winner's key back.
    */
   insertKeyIfAbsent(key: StoredKey): Promise<boolean>
-  /** Changes the state of one key; a no-op when it does not exist. */
+  /** Changes the state of one key; a no-op when it does not exist. Used for revocation. */
   updateKeyState(
     tenant: string,
     kid: string,
     state: KeyState,
     retiredAt: number | undefined,
   ): Promise<void>
-  /** Deletes one key, public and private parts. */
+  /**
+   * Marks one key retired at `retiredAt` if, and only if, it is still active; returns whether it
+   * changed. Conditional so that a retirement worked out from an earlier read can never undo a
+   * revocation made in between by another process.
+   */
+  retireKey(tenant: string, kid: string, retiredAt: number): Promise<boolean>
+  /**
+   * Replaces the private-key text of one key if it still equals `current`; returns whether it
+   * changed. Used to encrypt keys stored before KEY_ENCRYPTION_SECRET was set; conditional so
+   * that two processes never overwrite each other's envelope.
+   */
+  updatePrivateKey(tenant: string, kid: string, current: string, next: string): Promise<boolean>
+  /**
+   * Deletes one key, public and private parts, and remembers its kid (see
+   * {@link KeyStore.listPrunedKids}). A no-op when it does not exist.
+   */
   deleteKey(tenant: string, kid: string): Promise<void>
+  /**
+   * The kids of the tenant's deleted keys. New kids are chosen past these as well as past the
+   * stored ones, so a kid never names two different keys, even after the first was pruned
+   * (DESIGN §6: verifiers cache keys by kid).
+   */
+  listPrunedKids(tenant: string): Promise<string[]>
 }

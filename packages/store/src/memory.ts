@@ -157,6 +157,7 @@ class Table<T> {
  */
 export function createMemoryStore(): Store {
   const keys = new Map<string, Map<string, StoredKey>>()
+  const prunedKids = new Map<string, Set<string>>()
   const windows = new Map<string, FailureCount>()
   const codeRows = new Table<AuthorizationCodeRecord>()
   const familyRows = new Table<RefreshFamily>()
@@ -200,10 +201,38 @@ export function createMemoryStore(): Store {
         else key.retiredAt = retiredAt
       })
     },
+    retireKey(tenant, kid, retiredAt) {
+      return settle(() => {
+        open()
+        const key = keys.get(tenant)?.get(kid)
+        if (key?.state !== 'active') return false
+        key.state = 'retired'
+        key.retiredAt = retiredAt
+        return true
+      })
+    },
+    updatePrivateKey(tenant, kid, current, next) {
+      return settle(() => {
+        open()
+        const key = keys.get(tenant)?.get(kid)
+        if (key?.privateKey !== current) return false
+        key.privateKey = next
+        return true
+      })
+    },
     deleteKey(tenant, kid) {
       return settle(() => {
         open()
-        keys.get(tenant)?.delete(kid)
+        if (keys.get(tenant)?.delete(kid) !== true) return
+        const pruned = prunedKids.get(tenant) ?? new Set<string>()
+        pruned.add(kid)
+        prunedKids.set(tenant, pruned)
+      })
+    },
+    listPrunedKids(tenant) {
+      return settle(() => {
+        open()
+        return [...(prunedKids.get(tenant) ?? [])].sort()
       })
     },
   }
@@ -407,6 +436,7 @@ export function createMemoryStore(): Store {
       return settle(() => {
         closed = true
         keys.clear()
+        prunedKids.clear()
         windows.clear()
         codeRows.clear()
         familyRows.clear()

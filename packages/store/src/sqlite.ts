@@ -28,6 +28,7 @@ import { settle } from './internal/settle.js'
 import {
   parseCodeRow,
   parseKeyRow,
+  parsePrunedKidRow,
   parseLoginRow,
   parseThrottleRow,
   parseTokenFamilyRow,
@@ -157,7 +158,24 @@ function createSqliteStore(db: Database.Database): Store {
   const updateKeyState = db.prepare<[KeyState, number | null, string, string]>(
     'UPDATE keys SET state = ?, retired_at = ? WHERE tenant = ? AND kid = ?',
   )
-  const deleteKey = db.prepare<[string, string]>('DELETE FROM keys WHERE tenant = ? AND kid = ?')
+  const retireKey = db.prepare<[number, string, string]>(
+    `UPDATE keys SET state = 'retired', retired_at = ?
+     WHERE tenant = ? AND kid = ? AND state = 'active'`,
+  )
+  const updatePrivateKey = db.prepare<[string, string, string, string]>(
+    'UPDATE keys SET private_key = ? WHERE tenant = ? AND kid = ? AND private_key = ?',
+  )
+  const deleteKeyRow = db.prepare<[string, string]>('DELETE FROM keys WHERE tenant = ? AND kid = ?')
+  const recordPrunedKid = db.prepare<[string, string]>(
+    'INSERT INTO pruned_kids (tenant, kid) VALUES (?, ?) ON CONFLICT DO NOTHING',
+  )
+  const listPrunedKids = db.prepare<[string]>(
+    'SELECT kid FROM pruned_kids WHERE tenant = ? ORDER BY kid',
+  )
+  // One transaction: a key is never gone without its kid being remembered.
+  const deleteKey = db.transaction((tenant: string, kid: string) => {
+    if (deleteKeyRow.run(tenant, kid).changes === 1) recordPrunedKid.run(tenant, kid)
+  })
 
   const sweepWindows = db.prepare<[number]>('DELETE FROM throttle WHERE reset_at <= ?')
   // In DO UPDATE, bare column names are the stored row. A window that has ended restarts at 1.
@@ -347,10 +365,28 @@ function createSqliteStore(db: Database.Database): Store {
         updateKeyState.run(state, retiredAt ?? null, tenant, kid)
       })
     },
+    retireKey(tenant, kid, retiredAt) {
+      return settle(() => {
+        use()
+        return retireKey.run(retiredAt, tenant, kid).changes === 1
+      })
+    },
+    updatePrivateKey(tenant, kid, current, next) {
+      return settle(() => {
+        use()
+        return updatePrivateKey.run(next, tenant, kid, current).changes === 1
+      })
+    },
     deleteKey(tenant, kid) {
       return settle(() => {
         use()
-        deleteKey.run(tenant, kid)
+        deleteKey.immediate(tenant, kid)
+      })
+    },
+    listPrunedKids(tenant) {
+      return settle(() => {
+        use()
+        return listPrunedKids.all(tenant).map(parsePrunedKidRow)
       })
     },
   }

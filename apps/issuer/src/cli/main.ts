@@ -5,11 +5,13 @@
  * @module
  */
 import { ConfigError } from '@tessera/config-schema'
+import { KeyError } from '@tessera/keys'
 import { StoreError } from '@tessera/store'
 import { ProviderError } from '../providers.js'
 import { checkConfigCommand } from './check-config.js'
 import { parseCommandLine } from './flags.js'
 import { hashPasswordCommand } from './hash-password.js'
+import { keysCommand } from './keys.js'
 import { serve } from './serve.js'
 
 const USAGE = `Usage: tessera <command> [flags]
@@ -18,10 +20,18 @@ Commands:
   start            run the issuer (production: https issuer URLs, JWT_SECRET required)
   dev              run the issuer locally (http issuer URLs, ./examples, 127.0.0.1)
   check-config     validate settings, tenant files and provider scripts (--dev for dev defaults)
+  keys list [--tenant T] [--json]
+                   the RS256 keys of every tenant (or of T): kid, state, created, algorithm
+  keys rotate --tenant T
+                   make a new active key now; the old one stays in the JWKS for the grace
+  keys revoke --tenant T --kid K
+                   take a key out of the JWKS at once (compromise); an active one is replaced
   hash-password    read a password from the terminal or stdin and print its scrypt hash
 
 Every setting is an environment variable and a flag: JWT_SECRET is --jwt-secret, PORT is
---port, TESSERA_CONFIG is --tessera-config (or --config), and so on.
+--port, TESSERA_CONFIG is --tessera-config (or --config), and so on. The keys commands read
+them as start does (DATABASE_URL, TESSERA_CONFIG, KEY_ENCRYPTION_SECRET, JWKS_GRACE_HOURS),
+or with dev's defaults given --dev; running issuers see their changes within 5 seconds.
 `
 
 async function main(argv: string[]): Promise<number> {
@@ -37,6 +47,8 @@ async function main(argv: string[]): Promise<number> {
       const { settings, flags } = parseCommandLine(rest, { dev: { type: 'boolean' } })
       return checkConfigCommand(settings, flags.dev === true)
     }
+    case 'keys':
+      return keysCommand(rest)
     case 'hash-password':
       return hashPasswordCommand()
     case undefined:
@@ -61,6 +73,9 @@ main(process.argv.slice(2)).then(
       process.stderr.write(`tessera: configuration problems:\n${error.message}\n`)
     } else if (error instanceof StoreError) {
       process.stderr.write(`tessera: database: ${error.message}\n`)
+    } else if (error instanceof KeyError) {
+      // Key errors name tenants and kids, never key material or secrets.
+      process.stderr.write(`tessera: ${error.message}\n`)
     } else if (
       error instanceof TypeError &&
       (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'

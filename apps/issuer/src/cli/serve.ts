@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto'
+import { statSync, watch } from 'node:fs'
 import type { Server } from 'node:http'
 import { parseSettings } from '@tessera/config-schema'
+import type { Logger } from 'pino'
 import { collectDefaultMetrics } from 'prom-client'
 import { createIssuer } from '../issuer.js'
 import { createLogger } from '../logger.js'
@@ -29,6 +31,19 @@ export async function serve(
       'JWT_SECRET is not set: using a random secret for this process only. HS256 tokens will ' +
         'not verify anywhere else and stop working at restart. Set JWT_SECRET (32+ characters).',
     )
+  }
+  if (settings.keyEncryptionSecret === undefined) {
+    // Names the variable only; whether set or not, no secret is ever logged.
+    if (mode === 'start') {
+      logger.warn(
+        'KEY_ENCRYPTION_SECRET is not set: RS256 private keys are stored UNENCRYPTED in the ' +
+          'database, and anyone who can read it can sign tokens for your tenants. Set ' +
+          'KEY_ENCRYPTION_SECRET to 32+ random characters (openssl rand -base64 32); keys ' +
+          'stored so far are encrypted at the next start.',
+      )
+    } else {
+      logger.info('KEY_ENCRYPTION_SECRET is not set: private keys are stored unencrypted')
+    }
   }
   const metrics = createMetrics()
   collectDefaultMetrics({ register: metrics.registry })
@@ -75,4 +90,35 @@ export async function serve(
   }
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
+
+  // Configuration reload without a restart: SIGHUP, or any change under the config path.
+  process.on('SIGHUP', () => {
+    logger.info('SIGHUP: reloading the configuration')
+    void issuer.reload()
+  })
+  watchConfiguration(settings.config, () => void issuer.reload(), logger)
+}
+
+// Editors and `kubectl cp` write a file in several steps; one reload after the burst is enough.
+const RELOAD_DEBOUNCE_MS = 300
+
+/** Calls `onChange` once per burst of file-system events under `path` (file or directory). */
+function watchConfiguration(path: string, onChange: () => void, logger: Logger): void {
+  let timer: NodeJS.Timeout | undefined
+  try {
+    const recursive = statSync(path).isDirectory()
+    const watcher = watch(path, { recursive, persistent: false }, () => {
+      clearTimeout(timer)
+      timer = setTimeout(() => {
+        logger.info({ path }, 'configuration changed on disk: reloading')
+        onChange()
+      }, RELOAD_DEBOUNCE_MS)
+      timer.unref()
+    })
+    watcher.on('error', (error) => {
+      logger.warn({ err: error }, 'watching the configuration failed; SIGHUP still reloads')
+    })
+  } catch (error) {
+    logger.warn({ err: error }, 'cannot watch the configuration; SIGHUP still reloads')
+  }
 }

@@ -7,6 +7,7 @@ import type { KeyState, KeyStore, StoredKey } from '../ports.js'
  */
 export class MemoryKeyStore implements KeyStore {
   readonly rows = new Map<string, StoredKey>()
+  readonly pruned = new Map<string, Set<string>>()
 
   async listKeys(tenant: string): Promise<StoredKey[]> {
     await Promise.resolve()
@@ -40,9 +41,40 @@ export class MemoryKeyStore implements KeyStore {
     this.rows.set(id, next)
   }
 
+  async retireKey(tenant: string, kid: string, retiredAt: number): Promise<boolean> {
+    await Promise.resolve()
+    const id = `${tenant}\u0000${kid}`
+    const key = this.rows.get(id)
+    if (key?.state !== 'active') return false
+    this.rows.set(id, { ...key, state: 'retired', retiredAt })
+    return true
+  }
+
+  async updatePrivateKey(
+    tenant: string,
+    kid: string,
+    current: string,
+    next: string,
+  ): Promise<boolean> {
+    await Promise.resolve()
+    const id = `${tenant}\u0000${kid}`
+    const key = this.rows.get(id)
+    if (key?.privateKey !== current) return false
+    this.rows.set(id, { ...key, privateKey: next })
+    return true
+  }
+
   async deleteKey(tenant: string, kid: string): Promise<void> {
     await Promise.resolve()
-    this.rows.delete(`${tenant}\u0000${kid}`)
+    if (!this.rows.delete(`${tenant}\u0000${kid}`)) return
+    const kids = this.pruned.get(tenant) ?? new Set<string>()
+    kids.add(kid)
+    this.pruned.set(tenant, kids)
+  }
+
+  async listPrunedKids(tenant: string): Promise<string[]> {
+    await Promise.resolve()
+    return [...(this.pruned.get(tenant) ?? [])]
   }
 
   /** Test helper: the stored key, or undefined. */

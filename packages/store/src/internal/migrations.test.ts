@@ -24,6 +24,7 @@ describe('migrate', () => {
       'authorization_codes',
       'keys',
       'login_transactions',
+      'pruned_kids',
       'refresh_families',
       'refresh_tokens',
       'schema_migrations',

@@ -118,6 +118,18 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX login_transactions_expires_at ON login_transactions (expires_at);
     `,
   },
+  {
+    // The kids of deleted keys: a new key never takes one (DESIGN §6, verifiers cache by kid).
+    version: 6,
+    name: 'pruned_kids',
+    sql: `
+      CREATE TABLE pruned_kids (
+        tenant TEXT NOT NULL,
+        kid TEXT NOT NULL,
+        PRIMARY KEY (tenant, kid)
+      ) STRICT;
+    `,
+  },
 ]
 
 /**

@@ -116,6 +116,15 @@ export function parseKeyRow(row: unknown): StoredKey {
   return key
 }
 
+const PrunedKidRowSchema = z.object({ kid: z.string() })
+
+/** A row of `pruned_kids` as its kid. */
+export function parsePrunedKidRow(row: unknown): string {
+  const result = PrunedKidRowSchema.safeParse(row)
+  if (!result.success) throw invalid('a pruned_kids row', result.error)
+  return result.data.kid
+}
+
 /** A `count, reset_at` pair of the throttle table as a FailureCount. */
 export function parseThrottleRow(row: unknown): FailureCount {
   const result = ThrottleRowSchema.safeParse(row)

@@ -191,8 +191,62 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         await store.keys.insertKeyIfAbsent(storedKey({ kid: '2025-03-10', createdAt: t0 + 1 }))
         await store.keys.deleteKey('acme', '2025-03-09')
         expect((await store.keys.listKeys('acme')).map((key) => key.kid)).toEqual(['2025-03-10'])
-        // A deleted kid is free again: nothing of the old row lingers.
+        // Nothing of the old row lingers; the store would take the kid again (the key ring never
+        // asks, since it chooses kids past listPrunedKids).
         expect(await store.keys.insertKeyIfAbsent(storedKey({ kid: '2025-03-09' }))).toBe(true)
+      })
+
+      it('remembers the kids of deleted keys, per tenant, sorted', async () => {
+        expect(await store.keys.listPrunedKids('acme')).toEqual([])
+        for (const kid of ['2025-03-10.2', '2025-03-09', '2025-03-10']) {
+          await store.keys.insertKeyIfAbsent(storedKey({ kid }))
+        }
+        await store.keys.insertKeyIfAbsent(storedKey({ tenant: 'globex', kid: '2025-03-08' }))
+        await store.keys.deleteKey('acme', '2025-03-10.2')
+        await store.keys.deleteKey('acme', '2025-03-09')
+        await store.keys.deleteKey('acme', 'missing')
+        await store.keys.deleteKey('globex', '2025-03-08')
+        expect(await store.keys.listPrunedKids('acme')).toEqual(['2025-03-09', '2025-03-10.2'])
+        expect(await store.keys.listPrunedKids('globex')).toEqual(['2025-03-08'])
+        // A kid deleted twice (re-inserted in between) is listed once.
+        await store.keys.insertKeyIfAbsent(storedKey({ kid: '2025-03-09' }))
+        await store.keys.deleteKey('acme', '2025-03-09')
+        expect(await store.keys.listPrunedKids('acme')).toEqual(['2025-03-09', '2025-03-10.2'])
+      })
+
+      it('retires a key only while it is active', async () => {
+        await store.keys.insertKeyIfAbsent(storedKey({ kid: '2025-03-08' }))
+        await store.keys.insertKeyIfAbsent(storedKey({ kid: '2025-03-09', state: 'revoked' }))
+        await store.keys.insertKeyIfAbsent(
+          storedKey({ kid: '2025-03-10', state: 'retired', retiredAt: t0 }),
+        )
+        expect(await store.keys.retireKey('acme', '2025-03-08', t0 + minute)).toBe(true)
+        expect(await store.keys.retireKey('acme', '2025-03-08', t0 + 2 * minute)).toBe(false)
+        expect(await store.keys.retireKey('acme', '2025-03-09', t0 + minute)).toBe(false)
+        expect(await store.keys.retireKey('acme', '2025-03-10', t0 + minute)).toBe(false)
+        expect(await store.keys.retireKey('acme', 'missing', t0 + minute)).toBe(false)
+        expect(await store.keys.retireKey('globex', '2025-03-10', t0 + minute)).toBe(false)
+        expect(await store.keys.listKeys('acme')).toMatchObject([
+          { kid: '2025-03-08', state: 'retired', retiredAt: t0 + minute },
+          { kid: '2025-03-09', state: 'revoked' },
+          { kid: '2025-03-10', state: 'retired', retiredAt: t0 },
+        ])
+        const [, revoked] = await store.keys.listKeys('acme')
+        expect(revoked).not.toHaveProperty('retiredAt')
+      })
+
+      it('replaces a private key only if it still holds the expected text', async () => {
+        const key = storedKey()
+        await store.keys.insertKeyIfAbsent(key)
+        expect(await store.keys.updatePrivateKey('acme', key.kid, 'stale', 'enc:v1:x')).toBe(false)
+        expect(await store.keys.updatePrivateKey('acme', key.kid, key.privateKey, 'enc:v1:a')).toBe(
+          true,
+        )
+        expect(await store.keys.updatePrivateKey('acme', key.kid, key.privateKey, 'enc:v1:b')).toBe(
+          false,
+        )
+        expect(await store.keys.updatePrivateKey('acme', 'missing', '', 'x')).toBe(false)
+        expect(await store.keys.listKeys('acme')).toEqual([{ ...key, privateKey: 'enc:v1:a' }])
       })
 
       it('treats an update or delete of a missing key as a no-op', async () => {
@@ -806,6 +860,10 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         for (const use of [
           () => store.ping(),
           () => store.keys.listKeys('acme'),
+          () => store.keys.retireKey('acme', '2025-03-10', t0),
+          () => store.keys.updatePrivateKey('acme', '2025-03-10', 'a', 'b'),
+          () => store.keys.deleteKey('acme', '2025-03-10'),
+          () => store.keys.listPrunedKids('acme'),
           () => store.throttle.getFailures('acme:alice', t0),
           () => store.codes.saveCode(codeRecord()),
           () => store.codes.findCode('acme', sha256('code-1')),

@@ -1,0 +1,140 @@
+import { spawn } from 'node:child_process'
+import { cpSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { decodeProtectedHeader } from 'jose'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { postForm, send } from '../support/http.js'
+import { FIXTURES, HS, JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
+
+const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
+
+function passwordToken(url: string, host = HS.host) {
+  return postForm(url, host, {
+    grant_type: 'password',
+    username: 'alice',
+    password: 'alice-password',
+    client_id: HS.client,
+    client_secret: HS.secret,
+  })
+}
+
+describe('configuration reload', () => {
+  let tmp: ReturnType<typeof tempDir>
+  let config: string
+  beforeAll(() => {
+    tmp = tempDir()
+    config = join(tmp.dir, 'config')
+    cpSync(join(FIXTURES, 'basic'), config, { recursive: true })
+  })
+  afterAll(() => tmp.remove())
+
+  const tenantsFile = (): string => join(config, 'tenants.yaml')
+
+  it('takes a valid new configuration and refuses a broken one as a whole', async () => {
+    const original = readFileSync(tenantsFile(), 'utf8')
+    const issuer = await startIssuer({ databaseUrl: `sqlite:${tmp.dir}/reload.db`, config })
+    try {
+      const before = await passwordToken(issuer.url)
+      const hsToken = (before.json as { access_token: string }).access_token
+      expect(decodeProtectedHeader(hsToken).alg).toBe('HS256')
+
+      // hs moves to RS256.
+      writeFileSync(
+        tenantsFile(),
+        original.replace(
+          '  hosts: [hs.test, alias.hs.test:8443]\n',
+          '  hosts: [hs.test, alias.hs.test:8443]\n  jwt_algorithm: RS256\n',
+        ),
+      )
+      expect(await issuer.issuer.reload()).toBe(true)
+      const after = await passwordToken(issuer.url)
+      const header = decodeProtectedHeader((after.json as { access_token: string }).access_token)
+      expect(header.alg).toBe('RS256')
+      expect(header.kid).toMatch(/^\d{4}-\d{2}-\d{2}/)
+      const jwks = await send(issuer.url, { path: '/.well-known/jwks.json', host: HS.host })
+      expect((jwks.json as { keys: { kid: string }[] }).keys.map((k) => k.kid)).toContain(
+        header.kid,
+      )
+
+      // A configuration with two problems is refused; the RS256 one keeps serving.
+      const lines = issuer.logs.length
+      writeFileSync(
+        tenantsFile(),
+        original
+          .replace('client_id: 11111111-1111-4111-8111-111111111111', 'client_id: not-a-uuid')
+          .replace('hosts: [rs.test]', 'hosts: [hs.test]'),
+      )
+      expect(await issuer.issuer.reload()).toBe(false)
+      const refusal = issuer.logs.slice(lines).join('')
+      expect(refusal).toContain('configuration reload refused')
+      expect(refusal).toMatch(/tenants\.yaml:\d+: config\.clients\.0\.client_id: /)
+      expect(refusal).toMatch(/tenants\.yaml:\d+: spec\.hosts\.0: /)
+      const still = await passwordToken(issuer.url)
+      expect(decodeProtectedHeader((still.json as { access_token: string }).access_token).alg).toBe(
+        'RS256',
+      )
+    } finally {
+      writeFileSync(tenantsFile(), original)
+      await issuer.close()
+    }
+  })
+
+  it('reloads a running `tessera dev` on SIGHUP and on a change under the config directory', async () => {
+    const original = readFileSync(tenantsFile(), 'utf8')
+    const child = spawn(process.execPath, [CLI, 'dev', '--port', '0'], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        JWT_SECRET,
+        TESSERA_CONFIG: config,
+        DATABASE_URL: `sqlite:${tmp.dir}/dev.db`,
+      },
+    })
+    let stdout = ''
+    const waitFor = (text: string, from: number): Promise<void> =>
+      new Promise((resolve, reject) => {
+        const check = (): void => {
+          if (stdout.indexOf(text, from) >= 0) {
+            child.stdout.off('data', check)
+            clearTimeout(timer)
+            resolve()
+          }
+        }
+        const timer = setTimeout(() => reject(new Error(`no "${text}" in: ${stdout}`)), 10_000)
+        child.stdout.on('data', check)
+        check()
+      })
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString()
+    })
+    try {
+      await waitFor('tessera issuer listening', 0)
+      const line = stdout.split('\n').find((l) => l.includes('tessera issuer listening'))!
+      const url = (JSON.parse(line) as { url: string }).url
+      expect((await passwordToken(url, 'new.test')).status).toBe(404)
+
+      // A change on disk: a new host for hs.
+      let mark = stdout.length
+      writeFileSync(
+        tenantsFile(),
+        original.replace(
+          'hosts: [hs.test, alias.hs.test:8443]',
+          'hosts: [hs.test, alias.hs.test:8443, new.test]',
+        ),
+      )
+      await waitFor('configuration reloaded', mark)
+      expect((await passwordToken(url, 'new.test')).status).toBe(200)
+
+      // SIGHUP after the file went back (the watcher may reload first; either way it converges).
+      writeFileSync(tenantsFile(), original)
+      await new Promise((resolve) => setTimeout(resolve, 400))
+      mark = stdout.length
+      child.kill('SIGHUP')
+      await waitFor('configuration reloaded', mark)
+      expect((await passwordToken(url, 'new.test')).status).toBe(404)
+    } finally {
+      writeFileSync(tenantsFile(), original)
+      child.kill('SIGTERM')
+    }
+  })
+})

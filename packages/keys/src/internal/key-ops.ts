@@ -1,0 +1,65 @@
+import { KeyError } from '../errors.js'
+import { generateRsaKey } from '../generate.js'
+import type { KeyStore, StoredKey } from '../ports.js'
+import type { KeyCipher } from './envelope.js'
+import { nextKid } from './kid.js'
+import { parseStoredKeys } from './stored-key.js'
+
+// Each attempt follows a lost insert race; losing five in a row means something else is wrong.
+const MAX_CREATE_ATTEMPTS = 5
+
+/** What the store holds for one tenant: its keys, and the kids of keys already pruned. */
+export interface TenantKeys {
+  keys: StoredKey[]
+  prunedKids: string[]
+}
+
+/** Reads and re-parses a tenant's keys; the store is a trust boundary (STYLE §5). */
+export async function readTenantKeys(store: KeyStore, tenant: string): Promise<TenantKeys> {
+  const [rows, pruned] = await Promise.all([store.listKeys(tenant), store.listPrunedKids(tenant)])
+  const keys = parseStoredKeys(rows, tenant)
+  if (!Array.isArray(pruned) || pruned.some((kid) => typeof kid !== 'string')) {
+    throw new KeyError('ERR_KEY_INVALID', `the key store returned bad pruned kids for "${tenant}"`)
+  }
+  return { keys, prunedKids: pruned }
+}
+
+/**
+ * Opens every stored private key, so that a missing or wrong secret is found before anything is
+ * written (`ERR_KEY_DECRYPT`).
+ */
+export function checkPrivateKeysOpen(keys: readonly StoredKey[], cipher: KeyCipher): void {
+  for (const key of keys) cipher.open(key.privateKey, key.tenant, key.kid)
+}
+
+/**
+ * Makes a new active key: the next free kid of today's date (past every stored and pruned kid),
+ * inserted if absent. When another process inserted that kid first, its key is used instead, so
+ * that every replica signs with and publishes the same one (DESIGN §6).
+ *
+ * @returns the active key as stored (private part sealed) and the tenant's keys including it
+ */
+export async function createActiveKey(
+  store: KeyStore,
+  tenant: string,
+  cipher: KeyCipher,
+  current: TenantKeys,
+  now: number,
+): Promise<{ active: StoredKey; keys: StoredKey[] }> {
+  let seen = current
+  for (let attempt = 1; attempt <= MAX_CREATE_ATTEMPTS; attempt++) {
+    const kid = nextKid([...seen.keys.map((key) => key.kid), ...seen.prunedKids], now)
+    const generated = await generateRsaKey(tenant, kid, now)
+    const candidate = { ...generated, privateKey: cipher.seal(generated.privateKey, tenant, kid) }
+    if (await store.insertKeyIfAbsent(candidate)) {
+      return { active: candidate, keys: [...seen.keys, candidate] }
+    }
+    seen = await readTenantKeys(store, tenant)
+    const winner = seen.keys.find((key) => key.kid === kid)
+    if (winner?.state === 'active') return { active: winner, keys: seen.keys }
+  }
+  throw new KeyError(
+    'ERR_KEY_CONFLICT',
+    `could not create a key for tenant "${tenant}": ${MAX_CREATE_ATTEMPTS} inserts lost to other writers`,
+  )
+}
