@@ -1,0 +1,84 @@
+/**
+ * Bearer-token verification for fetch-style handlers (`(request: Request) => Response`): Hono,
+ * Next.js route handlers, `Deno.serve`-like servers on Node, itty-router, … Failures come back as
+ * a ready RFC 6750 `Response`, the same as the Koa and Express adapters send.
+ *
+ * @example
+ * ```ts
+ * import { createVerifier } from '@tessera/verifier'
+ * import { verifyRequest } from '@tessera/verifier/fetch'
+ *
+ * const verifier = createVerifier({ issuer: 'https://acme.example.com' })
+ * export async function GET(request: Request): Promise<Response> {
+ *   const result = await verifyRequest(request, verifier, { scope: 'orders:read' })
+ *   if (!result.ok) return result.response
+ *   return Response.json({ sub: result.auth.payload.sub })
+ * }
+ * ```
+ *
+ * @module
+ */
+import type { AuthContext } from './auth.js'
+import { VerifierError } from './errors.js'
+import { renderError } from './render.js'
+import type { Verifier } from './verifier.js'
+import { authenticate, checkRealm, checkRequiredScopes, checkScopes } from './internal/bearer.js'
+
+/** Options of {@link verifyRequest}. */
+export interface VerifyRequestOptions {
+  /** The realm of the `WWW-Authenticate` challenge. Default `api`. */
+  realm?: string
+  /** Scopes the token must all carry (space-separated or an array); else 403. */
+  scope?: string | readonly string[]
+}
+
+/** What {@link verifyRequest} resolves to. */
+export type VerifyRequestResult =
+  | {
+      ok: true
+      /** The verified token, its claims and scopes. */
+      auth: AuthContext
+    }
+  | {
+      ok: false
+      /** Why the request was refused. */
+      error: VerifierError
+      /** The RFC 6750 answer to send: 400, 401, 403 or 503. */
+      response: Response
+    }
+
+/**
+ * Verifies the bearer token of a fetch `Request` (and the scopes, when asked). Never throws for
+ * a bad request: a refusal is `{ ok: false, response }`. Options are checked on each call and a
+ * bad one throws a `TypeError`.
+ *
+ * @example
+ * ```ts
+ * const result = await verifyRequest(request, verifier)
+ * if (!result.ok) return result.response
+ * ```
+ * @see RFC 6750 §2.1, §3
+ */
+export async function verifyRequest(
+  request: { readonly headers: Headers },
+  verifier: Verifier,
+  options: VerifyRequestOptions = {},
+): Promise<VerifyRequestResult> {
+  const realm = checkRealm(options.realm, 'verifyRequest')
+  const required =
+    options.scope === undefined ? [] : checkRequiredScopes(options.scope, 'verifyRequest')
+  try {
+    const auth = await authenticate(verifier, request.headers.get('authorization'), realm)
+    if (required.length > 0) checkScopes(auth, required)
+    return { ok: true, auth }
+  } catch (error) {
+    const refused =
+      error instanceof VerifierError
+        ? error
+        : new VerifierError('ERR_TOKEN_INVALID', 'The access token is invalid', { cause: error })
+    const { status, headers, body } = renderError(refused, { realm })
+    return { ok: false, error: refused, response: new Response(body, { status, headers }) }
+  }
+}
+
+export type { AuthContext } from './auth.js'

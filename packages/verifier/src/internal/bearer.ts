@@ -1,0 +1,107 @@
+import type { AuthContext } from '../auth.js'
+import { VerifierError } from '../errors.js'
+import type { VerifierOptions } from '../options.js'
+import { DEFAULT_REALM, isQuotable, isScopeToken } from '../render.js'
+import { createVerifier } from '../verifier.js'
+import type { Verifier } from '../verifier.js'
+
+// RFC 6750 §2.1: credentials = "Bearer" 1*SP b64token
+const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/
+
+/**
+ * The token of an `Authorization: Bearer` header. No header, or another scheme, is
+ * `ERR_TOKEN_MISSING` (the challenge then carries no error code, RFC 6750 §3.1); an empty
+ * token, extra parts or characters outside `b64token` are `ERR_AUTHORIZATION_INVALID`.
+ *
+ * @see RFC 6750 §2.1 (Authorization Request Header Field)
+ */
+export function extractBearerToken(header: string | null | undefined): string {
+  if (header === undefined || header === null || header.trim() === '') {
+    throw new VerifierError('ERR_TOKEN_MISSING', 'A bearer token is required')
+  }
+  const value = header.trim()
+  const space = value.indexOf(' ')
+  const scheme = space === -1 ? value : value.slice(0, space)
+  // Auth schemes are case-insensitive (RFC 7235 §2.1).
+  if (scheme.toLowerCase() !== 'bearer') {
+    throw new VerifierError('ERR_TOKEN_MISSING', 'A bearer token is required')
+  }
+  const token = space === -1 ? '' : value.slice(space + 1).replace(/^ +/, '')
+  if (token === '') {
+    throw new VerifierError('ERR_AUTHORIZATION_INVALID', 'The bearer token is empty')
+  }
+  if (!B64TOKEN.test(token)) {
+    throw new VerifierError(
+      'ERR_AUTHORIZATION_INVALID',
+      /\s/.test(token)
+        ? 'The Authorization header has too many parts'
+        : 'The bearer token has characters RFC 6750 does not allow',
+    )
+  }
+  return token
+}
+
+// The realm rides on the AuthContext under a symbol: invisible to JSON and to `in` checks on
+// string keys, and cheaper than a WeakMap, whose entries weigh on every garbage collection.
+const REALM: unique symbol = Symbol('@tessera/verifier realm')
+
+type WithRealm = AuthContext & { [REALM]?: string }
+
+/** Extracts and verifies the bearer token of a request; throws {@link VerifierError}. */
+export async function authenticate(
+  verifier: Verifier,
+  header: string | null | undefined,
+  realm: string,
+): Promise<AuthContext> {
+  const token = extractBearerToken(header)
+  const { payload, protectedHeader } = await verifier.verify(token)
+  const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : []
+  // requireScope answers in the realm of the bearer middleware that verified the token.
+  const auth: WithRealm = { token, payload, protectedHeader, scopes, [REALM]: realm }
+  return auth
+}
+
+/** The realm under which `auth` was verified, for a later 403. */
+export function realmOf(auth: WithRealm | undefined): string {
+  return auth?.[REALM] ?? DEFAULT_REALM
+}
+
+/** Throws `ERR_TOKEN_MISSING` without `auth`, `ERR_INSUFFICIENT_SCOPE` when a scope lacks. */
+export function checkScopes(auth: AuthContext | undefined, required: readonly string[]): void {
+  if (auth === undefined) {
+    throw new VerifierError('ERR_TOKEN_MISSING', 'A bearer token is required')
+  }
+  if (required.some((scope) => !auth.scopes.includes(scope))) {
+    throw new VerifierError('ERR_INSUFFICIENT_SCOPE', 'The token lacks a required scope', {
+      scope: required.join(' '),
+    })
+  }
+}
+
+/** Checks a realm option at creation. */
+export function checkRealm(realm: string | undefined, where: string): string {
+  if (realm === undefined) return DEFAULT_REALM
+  if (typeof realm !== 'string' || realm === '' || !isQuotable(realm)) {
+    throw new TypeError(
+      `${where}: options.realm must be a non-empty string of printable ASCII without " or \\`,
+    )
+  }
+  return realm
+}
+
+/** Checks the scopes a route requires, at creation. */
+export function checkRequiredScopes(scope: string | readonly string[], where: string): string[] {
+  const scopes = typeof scope === 'string' ? scope.split(' ').filter(Boolean) : [...scope]
+  if (scopes.length === 0 || !scopes.every((s) => typeof s === 'string' && isScopeToken(s))) {
+    throw new TypeError(`${where}: scope must name one or more RFC 6749 scope tokens`)
+  }
+  return scopes
+}
+
+/** A verifier, or one created from options. */
+export function toVerifier(verifier: Verifier | VerifierOptions): Verifier {
+  const candidate = verifier as Partial<Verifier>
+  return typeof candidate.verify === 'function'
+    ? (verifier as Verifier)
+    : createVerifier(verifier as VerifierOptions)
+}

@@ -1,0 +1,68 @@
+import * as crypto from 'node:crypto'
+import type { KeyLike } from 'jose'
+
+type OneShotHash = (algorithm: string, data: string, encoding: 'base64url') => string
+const oneShot = (crypto as { hash?: OneShotHash }).hash
+
+/** A verified token as the cache keeps it. */
+export interface CachedVerification<T> {
+  result: T
+  /** `exp` in ms: the entry ends then, whatever the clock tolerance. */
+  expiresAt: number
+  /** RS256: the issuer and key that verified it; the entry dies with the key. */
+  issuer?: string
+  kid?: string
+  key?: KeyLike
+}
+
+/**
+ * A bounded LRU of verified tokens, keyed by the SHA-256 of the token so that the cache never
+ * holds a usable bearer token. A `Map` keeps insertion order: a hit is moved to the end, and
+ * the first entry is the least recently used.
+ */
+export class TokenCache<T> {
+  readonly #max: number
+  readonly #entries = new Map<string, CachedVerification<T>>()
+
+  constructor(max: number) {
+    this.#max = max
+  }
+
+  /** The cache key of a token. */
+  static keyOf(token: string): string {
+    // The one-shot crypto.hash (Node 20.12+) costs a fraction of a Hash object per call.
+    return oneShot === undefined
+      ? crypto.createHash('sha256').update(token).digest('base64url')
+      : oneShot('sha256', token, 'base64url')
+  }
+
+  /** The entry for `key` unless it has expired by `now` (then it is dropped). */
+  get(key: string, now: number): CachedVerification<T> | undefined {
+    const entry = this.#entries.get(key)
+    if (entry === undefined) return undefined
+    this.#entries.delete(key)
+    if (entry.expiresAt <= now) return undefined
+    this.#entries.set(key, entry)
+    return entry
+  }
+
+  /** Stores an entry, evicting the least recently used one past the bound. */
+  set(key: string, entry: CachedVerification<T>): void {
+    this.#entries.delete(key)
+    this.#entries.set(key, entry)
+    if (this.#entries.size > this.#max) {
+      const oldest = this.#entries.keys().next()
+      if (oldest.done !== true) this.#entries.delete(oldest.value)
+    }
+  }
+
+  /** Drops an entry. */
+  delete(key: string): void {
+    this.#entries.delete(key)
+  }
+
+  /** The number of entries. */
+  get size(): number {
+    return this.#entries.size
+  }
+}

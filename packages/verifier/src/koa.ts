@@ -1,0 +1,109 @@
+/**
+ * Koa middleware for Tessera access tokens: {@link bearer} verifies the `Authorization: Bearer`
+ * token and sets `ctx.state.auth`; {@link requireScope} guards a route by scope. Failures are
+ * answered per RFC 6750 by the same renderer as the Express and fetch adapters.
+ *
+ * @example
+ * ```ts
+ * import Koa from 'koa'
+ * import { bearer, requireScope } from '@tessera/verifier/koa'
+ *
+ * const app = new Koa()
+ * app.use(bearer({ issuer: 'https://acme.example.com', secret: process.env.JWT_SECRET }))
+ * app.use(requireScope('orders:read'))
+ * app.use((ctx) => {
+ *   ctx.body = { sub: ctx.state.auth.payload.sub }
+ * })
+ * ```
+ *
+ * @module
+ */
+import type { Context, Middleware } from 'koa'
+import type { AuthContext } from './auth.js'
+import type { VerifierOptions } from './options.js'
+import { renderError } from './render.js'
+import type { ErrorResponse } from './render.js'
+import type { Verifier } from './verifier.js'
+import {
+  authenticate,
+  checkRealm,
+  checkRequiredScopes,
+  checkScopes,
+  realmOf,
+  toVerifier,
+} from './internal/bearer.js'
+
+/** The Koa state the middleware sets. */
+export interface KoaAuthState {
+  /** The verified token, its claims and scopes. */
+  auth: AuthContext
+}
+
+/** Options of the {@link bearer} middleware. */
+export interface BearerOptions {
+  /** The realm of the `WWW-Authenticate` challenge. Default `api`. */
+  realm?: string
+}
+
+function send(ctx: Context, response: ErrorResponse): void {
+  ctx.status = response.status
+  ctx.set(response.headers)
+  ctx.body = response.body
+}
+
+/**
+ * Verifies the request's bearer token and sets `ctx.state.auth`, or answers 400, 401 or 503
+ * without calling the next middleware. Pass a {@link Verifier} to share its key caches across
+ * middleware, or options to create one.
+ *
+ * @example
+ * ```ts
+ * router.get('/orders', bearer(verifier), requireScope('orders:read'), listOrders)
+ * ```
+ * @see RFC 6750 §3
+ */
+export function bearer(
+  verifier: Verifier | VerifierOptions,
+  options: BearerOptions = {},
+): Middleware<KoaAuthState> {
+  const instance = toVerifier(verifier)
+  const realm = checkRealm(options.realm, 'bearer')
+  return async (ctx, next) => {
+    let auth: AuthContext
+    try {
+      auth = await authenticate(instance, ctx.get('authorization'), realm)
+    } catch (error) {
+      send(ctx, renderError(error, { realm }))
+      return
+    }
+    ctx.state.auth = auth
+    await next()
+  }
+}
+
+/**
+ * Requires every listed scope (a space-separated string or an array) in `ctx.state.auth`;
+ * otherwise answers 403 `insufficient_scope` naming them. Without a verified token (no
+ * {@link bearer} before it), answers 401.
+ *
+ * @example
+ * ```ts
+ * router.delete('/orders/:id', bearer(verifier), requireScope(['orders:write']), remove)
+ * ```
+ * @see RFC 6750 §3.1 (insufficient_scope)
+ */
+export function requireScope(scope: string | readonly string[]): Middleware<KoaAuthState> {
+  const required = checkRequiredScopes(scope, 'requireScope')
+  return async (ctx, next) => {
+    const auth = (ctx.state as Partial<KoaAuthState>).auth
+    try {
+      checkScopes(auth, required)
+    } catch (error) {
+      send(ctx, renderError(error, { realm: realmOf(auth) }))
+      return
+    }
+    await next()
+  }
+}
+
+export type { AuthContext } from './auth.js'

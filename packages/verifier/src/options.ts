@@ -1,0 +1,114 @@
+import type { VerifierErrorCode } from './errors.js'
+
+/** The signing algorithms a Tessera issuer uses; nothing else is ever accepted. */
+export type Algorithm = 'HS256' | 'RS256'
+
+/**
+ * A `fetch`-compatible function. `globalThis.fetch` fits; a custom one can route through a proxy
+ * or, in tests, to a local server.
+ */
+export type FetchLike = (url: string, init: RequestInit) => Promise<Response>
+
+/** Options of {@link createVerifier}. Durations are in milliseconds unless stated otherwise. */
+export interface VerifierOptions {
+  /**
+   * The accepted issuer URL, or several. A token whose `iss` is not one of them is refused
+   * before anything is fetched; each issuer has its own key cache.
+   */
+  issuer: string | readonly string[]
+  /** When set, the token's `aud` must contain one of these values. Default: `aud` not checked. */
+  audience?: string | readonly string[] | undefined
+  /**
+   * The HS256 shared secret (the issuer's `JWT_SECRET`), at least 32 characters. Enables HS256
+   * unless `algorithms` leaves it out. HS256 tokens are checked with it alone.
+   */
+  secret?: string | undefined
+  /**
+   * Where the issuer's JWKS is, when not at `${issuer}/.well-known/jwks.json`: one URL when a
+   * single issuer is configured, or a map from issuer to URL. Never taken from a token.
+   */
+  jwksUri?: string | Readonly<Record<string, string>> | undefined
+  /**
+   * The accepted `alg` values. Default: `['RS256']`, plus `'HS256'` when `secret` is set.
+   * Removing `'HS256'` is the last step of a migration to RS256.
+   */
+  algorithms?: readonly Algorithm[] | undefined
+  /** How long fetched keys count as fresh, in ms. Default 3_600_000 (1 h). */
+  cacheMaxAge?: number | undefined
+  /** The least time between two JWKS fetches of one issuer, in ms. Default 30_000. */
+  cooldown?: number | undefined
+  /** How long one JWKS fetch may take, body included, in ms. Default 5_000. */
+  timeout?: number | undefined
+  /** Leeway for `exp`, `nbf` and `iat`, in seconds. Default 5. */
+  clockTolerance?: number | undefined
+  /**
+   * How long past `cacheMaxAge` the last good keys keep serving while the issuer cannot be
+   * reached (like `stale-if-error`, RFC 5861), in ms. Default 86_400_000 (24 h).
+   */
+  maxStale?: number | undefined
+  /** Longer tokens are refused before decoding, in characters. Default 8192. */
+  maxTokenLength?: number | undefined
+  /**
+   * Caches verified tokens (keyed by a SHA-256 of the token) until their `exp`; off by default.
+   * See the README for the trade-off.
+   */
+  tokenCache?: { max: number } | false | undefined
+  /** Receives {@link VerifierEvent}s: fetches, failures, stale keys, unknown kids, rejections. */
+  onEvent?: ((event: VerifierEvent) => void) | undefined
+  /** The fetch used for JWKS requests. Default: `globalThis.fetch`, looked up at each fetch. */
+  fetch?: FetchLike | undefined
+  /** The clock, in ms since the epoch. For tests; default `Date.now`. */
+  now?: (() => number) | undefined
+}
+
+/**
+ * What a verifier reports through `onEvent`. Events carry no token content beyond a `kid` that
+ * passed the format check.
+ */
+export type VerifierEvent =
+  | {
+      type: 'jwks_fetch'
+      issuer: string
+      uri: string
+      /** Usable RS256 keys in the new set. */
+      keys: number
+      /** Entries skipped: `oct` or other key types, private members, duplicate kids, … */
+      ignored: number
+      durationMs: number
+    }
+  | { type: 'jwks_fetch_failed'; issuer: string; uri: string; reason: string; durationMs: number }
+  | {
+      type: 'jwks_stale'
+      issuer: string
+      /** How long ago the keys now served were fetched. */
+      ageMs: number
+    }
+  | {
+      type: 'kid_unknown'
+      issuer: string
+      kid: string
+      /** Whether this lookup started (or joined) a refetch; false inside the cooldown. */
+      refetch: boolean
+    }
+  | { type: 'token_rejected'; code: VerifierErrorCode; alg?: string; issuer?: string }
+
+/** Counters since the verifier was created; see {@link Verifier.stats}. */
+export interface VerifierStats {
+  /** JWKS requests started. */
+  jwksFetches: number
+  /** JWKS requests that failed (network, timeout, status, size, JSON, schema). */
+  jwksFetchFailures: number
+  /** Tokens verified with keys older than `cacheMaxAge` because the issuer was unreachable. */
+  staleKeysServed: number
+  /** Lookups of a well-formed `kid` missing from the cached set. */
+  unknownKids: number
+  /**
+   * Tokens accepted per algorithm. When `HS256` stops growing, every client has moved to RS256
+   * and `'HS256'` can be dropped from `algorithms`.
+   */
+  accepted: Record<Algorithm, number>
+  /** Tokens refused, per code. */
+  rejected: Partial<Record<VerifierErrorCode, number>>
+  /** Verifications answered from the token cache (also counted in `accepted`). */
+  tokenCacheHits: number
+}
