@@ -15,6 +15,8 @@ export interface AppOptions extends Pick<
   fetch?: FetchLike
   /** The verifier's events (JWKS fetches and failures, unknown kids, refusals). */
   onEvent?: (event: VerifierEvent) => void
+  /** The verifier's clock in epoch milliseconds, for tests; default `Date.now`. */
+  now?: () => number
 }
 
 /** The demo API and the verifier behind it. */
@@ -49,6 +51,7 @@ export function createApp(options: AppOptions): DemoApi {
     algorithms: options.algorithms,
     fetch: options.fetch,
     onEvent: options.onEvent,
+    now: options.now,
   })
   const app = new Koa<KoaAuthState>()
   const router = new Router<KoaAuthState>()
