@@ -47,6 +47,8 @@ describe('POST /token (authorization_code)', () => {
     expect(body.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/)
     const { payload } = await jwtVerify(body.access_token!, new TextEncoder().encode(JWT_SECRET), {
       issuer: HS.issuer,
+      // The issuer runs on the test's clock; so must the check of exp.
+      currentDate: new Date(clock.now),
     })
     expect(payload).toMatchObject({ sub: 'user-alice', client_id: SPA.clientId, role: 'tester' })
   })
