@@ -1,6 +1,6 @@
 /**
  * @tessera/store — adapters for the ports that @tessera/keys and @tessera/grants declare:
- * memory (tests), SQLite (the embedded default); PostgreSQL comes later.
+ * memory (tests), SQLite (the embedded default) and PostgreSQL (several replicas).
  *
  * @example
  * ```ts
@@ -17,5 +17,7 @@ export { openStore } from './store.js'
 export type { Store } from './store.js'
 export { createMemoryStore } from './memory.js'
 export { openSqliteStore } from './sqlite.js'
+export { openPostgresStore } from './postgres.js'
+export type { PostgresStoreOptions } from './postgres.js'
 export { StoreError } from './errors.js'
 export type { StoreErrorCode } from './errors.js'

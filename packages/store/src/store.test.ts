@@ -46,15 +46,16 @@ describe('openStore', () => {
     await store.close()
   })
 
-  it.each(['postgres://tessera:hunter2@db.internal/tessera', 'postgresql://db/tessera'])(
-    'says PostgreSQL is not built yet for %s, without echoing the URL',
-    async (url) => {
-      const error = await failure(url)
-      expect(error.code).toBe('ERR_STORE_UNSUPPORTED')
-      expect(error.message).toMatch(/PostgreSQL/)
-      expect(error.message).not.toMatch(/hunter2|tessera@|db\.internal/)
-    },
-  )
+  // Opening a real PostgreSQL database is tested in postgres.test.ts.
+  it.each([
+    'postgres://tessera:hunter2@127.0.0.1:1/tessera',
+    'postgresql://tessera:hunter2@127.0.0.1:1/tessera',
+  ])('hands %s to the PostgreSQL adapter, whose error names no credential', async (url) => {
+    const error = await failure(url)
+    expect(error.code).toBe('ERR_STORE_OPEN')
+    expect(error.message).toMatch(/PostgreSQL database "tessera" on 127\.0\.0\.1:1/)
+    expect(error.message).not.toMatch(/hunter2|tessera@/)
+  })
 
   it('names only the scheme of an unsupported URL', async () => {
     const error = await failure('mysql://root:hunter2@db.internal/tessera')

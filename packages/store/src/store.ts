@@ -8,6 +8,7 @@ import type {
 import type { KeyStore } from '@tessera/keys'
 import { StoreError } from './errors.js'
 import { createMemoryStore } from './memory.js'
+import { openPostgresStore } from './postgres.js'
 import { openSqliteStore } from './sqlite.js'
 
 /** Every port adapter over one database, with its lifecycle. */
@@ -49,9 +50,11 @@ function safeScheme(url: string): string | undefined {
  * - `memory:` — in-process maps; for tests, nothing survives the process.
  * - `sqlite:PATH` — an SQLite file, PATH relative to the working directory, its directory created
  *   if missing; `sqlite::memory:` for a private in-memory database.
- * - `postgres://…`, `postgresql://…` — not built yet; rejects with `ERR_STORE_UNSUPPORTED`.
+ * - `postgres://…`, `postgresql://…` — a PostgreSQL database shared by several replicas, through
+ *   a pool of 10 connections; see {@link openPostgresStore}.
  *
- * @throws StoreError `ERR_STORE_URL` for anything else, naming the scheme only
+ * @throws StoreError `ERR_STORE_URL` for anything else, naming the scheme only; `ERR_STORE_OPEN`
+ *   when the database cannot be opened, naming at most a PostgreSQL database, host and port
  * @example
  * ```ts
  * const store = await openStore(process.env.DATABASE_URL ?? 'sqlite:./data/tessera.db')
@@ -75,10 +78,7 @@ export async function openStore(url: string): Promise<Store> {
       return openSqliteStore(url.slice('sqlite:'.length))
     case 'postgres':
     case 'postgresql':
-      throw new StoreError(
-        'ERR_STORE_UNSUPPORTED',
-        'PostgreSQL support is not built yet; use sqlite:PATH for DATABASE_URL for now',
-      )
+      return openPostgresStore(url)
     case undefined:
       throw new StoreError('ERR_STORE_URL', `DATABASE_URL has no recognisable scheme; ${EXPECTED}`)
     default:

@@ -7,11 +7,16 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 /**
- * @tessera/test-support — helpers the workspace's integration tests share. The issuer is run
- * from its built CLI by path, so this package depends on nothing and creates no cycle.
+ * @tessera/test-support — helpers the workspace's integration tests share: a real issuer as a
+ * child process, a loopback fetch, and throwaway PostgreSQL databases (`createTestDatabase`, on
+ * the server `TESSERA_TEST_POSTGRES_URL` names). The issuer is run from its built CLI by path, so
+ * this package depends on nothing in the workspace and creates no cycle.
  *
  * @module
  */
+
+export { TEST_POSTGRES_URL_ENV, createTestDatabase, testPostgresAdminUrl } from './postgres.js'
+export type { TestDatabase, TestDatabaseOptions } from './postgres.js'
 
 const ISSUER_MAIN = fileURLToPath(new URL('../../../apps/issuer/dist/cli/main.js', import.meta.url))
 

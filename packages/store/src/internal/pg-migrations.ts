@@ -1,0 +1,194 @@
+import type { ClientBase } from 'pg'
+
+/** One step of the PostgreSQL schema, applied once and recorded in `schema_migrations`. */
+export interface PgMigration {
+  /** Consecutive from 1; never renumber or edit a released migration, append a new one. */
+  readonly version: number
+  /** Short description, recorded in `schema_migrations`. */
+  readonly name: string
+  /** One or more statements. */
+  readonly sql: string
+}
+
+/**
+ * The key of the advisory lock that serialises migrations. Advisory locks live per database, so
+ * this only has to be unique among the locks Tessera itself takes. ASCII "tess" + 1.
+ */
+export const MIGRATION_LOCK = 0x7465_7373_01
+
+/**
+ * The schema, oldest first; the same tables, columns and versions as the SQLite schema, in
+ * PostgreSQL types:
+ *
+ * - times are epoch milliseconds in BIGINT (the adapter reads them back as numbers);
+ * - identifiers and hashes are TEXT COLLATE "C": compared and sorted byte for byte, as SQLite
+ *   does, whatever the database's locale (`listKeys` orders by kid);
+ * - `claims` is JSON, not JSONB: JSON keeps the text it is given, and accepts the `\u0000` and
+ *   lone-surrogate escapes that JSON.stringify may write and JSONB refuses;
+ * - a login transaction's `state` and a throttle `key` are BYTEA (UTF-8): they come from the
+ *   client verbatim and may hold U+0000, which a PostgreSQL TEXT value cannot.
+ *
+ * Codes and refresh tokens are kept as SHA-256 hashes only (DESIGN §8).
+ */
+export const PG_MIGRATIONS: readonly PgMigration[] = [
+  {
+    version: 1,
+    name: 'keys',
+    sql: `
+      CREATE TABLE keys (
+        tenant TEXT COLLATE "C" NOT NULL,
+        kid TEXT COLLATE "C" NOT NULL,
+        alg TEXT NOT NULL,
+        public_jwk TEXT NOT NULL,
+        private_key TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('active', 'retired', 'revoked')),
+        retired_at BIGINT,
+        PRIMARY KEY (tenant, kid)
+      );
+    `,
+  },
+  {
+    version: 2,
+    name: 'throttle',
+    sql: `
+      CREATE TABLE throttle (
+        "key" BYTEA PRIMARY KEY,
+        count INTEGER NOT NULL,
+        reset_at BIGINT NOT NULL
+      );
+      CREATE INDEX throttle_reset_at ON throttle (reset_at);
+    `,
+  },
+  {
+    version: 3,
+    name: 'authorization_codes',
+    sql: `
+      CREATE TABLE authorization_codes (
+        tenant TEXT COLLATE "C" NOT NULL,
+        code_hash TEXT COLLATE "C" NOT NULL,
+        client_id TEXT NOT NULL,
+        redirect_uri TEXT NOT NULL,
+        code_challenge TEXT,
+        scope TEXT NOT NULL,
+        sub TEXT NOT NULL,
+        claims JSON NOT NULL CHECK (json_typeof(claims) = 'object'),
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        consumed_at BIGINT,
+        PRIMARY KEY (tenant, code_hash)
+      );
+      CREATE INDEX authorization_codes_expires_at ON authorization_codes (expires_at);
+    `,
+  },
+  {
+    version: 4,
+    name: 'refresh_tokens',
+    sql: `
+      CREATE TABLE refresh_families (
+        tenant TEXT COLLATE "C" NOT NULL,
+        family_id TEXT COLLATE "C" NOT NULL,
+        client_id TEXT NOT NULL,
+        sub TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        claims JSON NOT NULL CHECK (json_typeof(claims) = 'object'),
+        code_hash TEXT COLLATE "C",
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        revoked_at BIGINT,
+        PRIMARY KEY (tenant, family_id)
+      );
+      CREATE INDEX refresh_families_code ON refresh_families (tenant, code_hash);
+      CREATE INDEX refresh_families_expires_at ON refresh_families (expires_at);
+      CREATE TABLE refresh_tokens (
+        tenant TEXT COLLATE "C" NOT NULL,
+        token_hash TEXT COLLATE "C" NOT NULL,
+        family_id TEXT COLLATE "C" NOT NULL,
+        created_at BIGINT NOT NULL,
+        spent_at BIGINT,
+        PRIMARY KEY (tenant, token_hash),
+        FOREIGN KEY (tenant, family_id) REFERENCES refresh_families (tenant, family_id)
+          ON DELETE CASCADE
+      );
+      CREATE INDEX refresh_tokens_family ON refresh_tokens (tenant, family_id);
+    `,
+  },
+  {
+    version: 5,
+    name: 'login_transactions',
+    sql: `
+      CREATE TABLE login_transactions (
+        tenant TEXT COLLATE "C" NOT NULL,
+        id TEXT COLLATE "C" NOT NULL,
+        client_id TEXT NOT NULL,
+        redirect_uri TEXT NOT NULL,
+        state BYTEA,
+        code_challenge TEXT,
+        scope TEXT NOT NULL,
+        binding_hash TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        PRIMARY KEY (tenant, id)
+      );
+      CREATE INDEX login_transactions_expires_at ON login_transactions (expires_at);
+    `,
+  },
+  {
+    // The kids of deleted keys: a new key never takes one (DESIGN §6, verifiers cache by kid).
+    version: 6,
+    name: 'pruned_kids',
+    sql: `
+      CREATE TABLE pruned_kids (
+        tenant TEXT COLLATE "C" NOT NULL,
+        kid TEXT COLLATE "C" NOT NULL,
+        PRIMARY KEY (tenant, kid)
+      );
+    `,
+  },
+]
+
+/**
+ * Brings a database up to the newest version in `migrations` and returns the versions it applied.
+ *
+ * One transaction under a transaction-scoped advisory lock: replicas starting together queue on
+ * the lock, and each one after the first finds the versions recorded and applies nothing. DDL is
+ * transactional in PostgreSQL, so a failing migration leaves no trace of the whole run. The
+ * client must not be inside a transaction.
+ */
+export async function migratePostgres(
+  client: ClientBase,
+  migrations: readonly PgMigration[] = PG_MIGRATIONS,
+  now: () => number = Date.now,
+): Promise<number[]> {
+  await client.query('BEGIN')
+  try {
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK])
+    await client.query(`
+      CREATE TABLE IF NOT EXISTS schema_migrations (
+        version INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        applied_at BIGINT NOT NULL
+      )
+    `)
+    const recorded = await client.query<{ version: number }>(
+      'SELECT version FROM schema_migrations',
+    )
+    const done = new Set(recorded.rows.map((row) => row.version))
+    const applied: number[] = []
+    for (const migration of migrations) {
+      if (done.has(migration.version)) continue
+      await client.query(migration.sql)
+      await client.query(
+        'INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)',
+        [migration.version, migration.name, now()],
+      )
+      applied.push(migration.version)
+    }
+    await client.query('COMMIT')
+    return applied
+  } catch (error) {
+    // A failed ROLLBACK means a broken connection; the caller discards the client anyway.
+    await client.query('ROLLBACK').catch(() => undefined)
+    throw error
+  }
+}

@@ -1,0 +1,719 @@
+import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { createServer, type Server, type Socket } from 'node:net'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { createTestDatabase, type TestDatabase } from '@tessera/test-support'
+import pg from 'pg'
+import {
+  afterAll,
+  afterEach,
+  beforeAll,
+  beforeEach,
+  describe,
+  expect,
+  expectTypeOf,
+  it,
+} from 'vitest'
+import { StoreError } from './errors.js'
+import { openPostgresStore as exported, type PostgresStoreOptions } from './index.js'
+import { PG_MIGRATIONS, migratePostgres, type PgMigration } from './internal/pg-migrations.js'
+import { openPostgresStore } from './postgres.js'
+import { openStore, type Store } from './store.js'
+import {
+  codeRecord,
+  describeStoreContract,
+  loginTransaction,
+  refreshFamily,
+  sha256,
+  startFamily,
+  storedKey,
+  t0,
+} from './test-utils/contract.js'
+
+const TABLES = [
+  'keys',
+  'pruned_kids',
+  'throttle',
+  'authorization_codes',
+  'refresh_tokens',
+  'refresh_families',
+  'login_transactions',
+]
+
+// One database for the file, migrated once and emptied before each test: creating a database
+// per test would cost a third of a second each.
+let db: TestDatabase
+let raw: pg.Pool
+const opened: Store[] = []
+const scratch: TestDatabase[] = []
+
+beforeAll(async () => {
+  db = await createTestDatabase()
+  await (await openPostgresStore(db.url)).close()
+  raw = new pg.Pool({ connectionString: db.url, max: 2 })
+})
+
+afterAll(async () => {
+  await raw.end()
+  await db.drop()
+})
+
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((store) => store.close()))
+  await Promise.all(scratch.splice(0).map((database) => database.drop()))
+})
+
+async function emptyTables(): Promise<void> {
+  await raw.query(`TRUNCATE ${TABLES.join(', ')}`)
+}
+
+/** A store on the file's database, closed after the test. */
+async function open(url = db.url, options?: PostgresStoreOptions): Promise<Store> {
+  const store = await openPostgresStore(url, options)
+  opened.push(store)
+  return store
+}
+
+/** A database of the test's own, dropped after it. */
+async function freshDatabase(): Promise<TestDatabase> {
+  const database = await createTestDatabase()
+  scratch.push(database)
+  return database
+}
+
+async function count(sql: string, values: unknown[] = []): Promise<number> {
+  const { rows } = await raw.query<{ n: string }>(`SELECT count(*) AS n FROM ${sql}`, values)
+  return Number(rows[0]?.n)
+}
+
+async function failure(promise: Promise<unknown>): Promise<StoreError> {
+  const error: unknown = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+  expect(error).toBeInstanceOf(StoreError)
+  return error as StoreError
+}
+
+describeStoreContract('postgres', async () => {
+  await emptyTables()
+  return openPostgresStore(db.url)
+})
+
+describe('openPostgresStore', () => {
+  beforeEach(emptyTables)
+
+  it('is exported with its options type', () => {
+    expectTypeOf(exported).toEqualTypeOf<
+      (url: string, options?: PostgresStoreOptions) => Promise<Store>
+    >()
+    expect(exported).toBe(openPostgresStore)
+  })
+
+  it('migrates an empty database, then applies each migration only once', async () => {
+    const database = await freshDatabase()
+    const versions = async (): Promise<unknown[]> => {
+      const client = new pg.Client({ connectionString: database.url })
+      await client.connect()
+      try {
+        const { rows } = await client.query<Record<string, unknown>>(
+          'SELECT version, name, applied_at FROM schema_migrations ORDER BY version',
+        )
+        return rows
+      } finally {
+        await client.end()
+      }
+    }
+    await (await open(database.url)).close()
+    const before = await versions()
+    expect(before).toMatchObject(PG_MIGRATIONS.map(({ version, name }) => ({ version, name })))
+    await (await open(database.url)).close()
+    await (await open(database.url)).close()
+    expect(await versions()).toEqual(before)
+  })
+
+  it('lets four stores open one empty database at once, migrating it once', async () => {
+    const database = await freshDatabase()
+    const stores = await Promise.all(Array.from({ length: 4 }, () => open(database.url)))
+    const results = await Promise.all(
+      stores.map((store, i) =>
+        store.keys.insertKeyIfAbsent(storedKey({ publicJwk: JSON.stringify({ from: i }) })),
+      ),
+    )
+    expect(results.filter(Boolean)).toHaveLength(1)
+    const client = new pg.Client({ connectionString: database.url })
+    await client.connect()
+    const { rows } = await client.query('SELECT version FROM schema_migrations ORDER BY version')
+    await client.end()
+    expect(rows).toEqual(PG_MIGRATIONS.map(({ version }) => ({ version })))
+  })
+
+  it('numbers migrations 1, 2, 3… with no gap or repeat', () => {
+    expect(PG_MIGRATIONS.map((m) => m.version)).toEqual(PG_MIGRATIONS.map((_, i) => i + 1))
+  })
+
+  it('rolls a failing run of migrations back whole and records nothing of it', async () => {
+    const database = await freshDatabase()
+    const client = new pg.Client({ connectionString: database.url })
+    await client.connect()
+    try {
+      const broken: PgMigration = {
+        version: PG_MIGRATIONS.length + 1,
+        name: 'broken',
+        sql: 'CREATE TABLE half_done (a INTEGER); INSERT INTO no_such_table VALUES (1);',
+      }
+      const tables = async (): Promise<string[]> =>
+        (
+          await client.query<{ name: string }>(
+            "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY 1",
+          )
+        ).rows.map((row) => row.name)
+      await expect(migratePostgres(client, [...PG_MIGRATIONS, broken])).rejects.toThrow(
+        /no_such_table/,
+      )
+      expect(await tables()).toEqual([])
+      expect(await migratePostgres(client, PG_MIGRATIONS.slice(0, 2), () => 42)).toEqual([1, 2])
+      expect(await migratePostgres(client)).toEqual(PG_MIGRATIONS.slice(2).map((m) => m.version))
+      await expect(migratePostgres(client, [...PG_MIGRATIONS, broken])).rejects.toThrow(
+        /no_such_table/,
+      )
+      expect(await tables()).toEqual([...TABLES, 'schema_migrations'].sort())
+      const { rows } = await client.query('SELECT max(version) AS v FROM schema_migrations')
+      expect(rows).toEqual([{ v: PG_MIGRATIONS.length }])
+    } finally {
+      await client.end()
+    }
+  })
+
+  it('keeps data across close and reopen', async () => {
+    const first = await open()
+    await first.keys.insertKeyIfAbsent(storedKey())
+    await first.throttle.recordFailure('acme:alice', 1_000, 60_000)
+    await first.close()
+
+    const second = await open()
+    expect(await second.keys.listKeys('acme')).toEqual([storedKey()])
+    expect(await second.throttle.getFailures('acme:alice', 2_000)).toEqual({
+      count: 1,
+      resetAt: 61_000,
+    })
+  })
+
+  it('reads BIGINT times as numbers without touching pg’s global type parsers', async () => {
+    const store = await open()
+    await store.keys.insertKeyIfAbsent(storedKey({ createdAt: 8_640_000_000_000_000 }))
+    const [key] = await store.keys.listKeys('acme')
+    expect(key?.createdAt).toBe(8_640_000_000_000_000)
+    const { rows } = await raw.query<{ created_at: unknown }>('SELECT created_at FROM keys')
+    expect(rows).toEqual([{ created_at: '8640000000000000' }])
+  })
+
+  it('rejects a stored time beyond what a number holds exactly instead of rounding it', async () => {
+    const store = await open()
+    await store.keys.insertKeyIfAbsent(storedKey())
+    await raw.query('UPDATE keys SET created_at = 9007199254740993')
+    expect((await failure(store.keys.listKeys('acme'))).code).toBe('ERR_STORE_ROW_INVALID')
+  })
+
+  it('rejects a stored row of the wrong shape instead of returning it', async () => {
+    const store = await open()
+    await raw.query(
+      `INSERT INTO keys (tenant, kid, alg, public_jwk, private_key, created_at, state)
+       VALUES ('acme', '2025-03-10', 'HS256', '{}', '{}', 0, 'active')`,
+    )
+    expect((await failure(store.keys.listKeys('acme'))).code).toBe('ERR_STORE_ROW_INVALID')
+  })
+
+  it('keeps claims as the JSON text it was given, escapes included', async () => {
+    const store = await open()
+    const claims = { nul: 'a\u0000b', lone: '\ud800', order: { z: 1, a: 2 } }
+    await store.codes.saveCode(codeRecord({ claims }))
+    expect((await store.codes.findCode('acme', sha256('code-1')))?.claims).toStrictEqual(claims)
+    const { rows } = await raw.query<{ claims: unknown }>(
+      'SELECT claims::text AS claims FROM authorization_codes',
+    )
+    expect(rows).toEqual([{ claims: JSON.stringify(claims) }])
+  })
+
+  it('refuses claims that are not a JSON object at the database too', async () => {
+    await open()
+    await expect(
+      raw.query(
+        `INSERT INTO authorization_codes (tenant, code_hash, client_id, redirect_uri, scope, sub,
+           claims, created_at, expires_at) VALUES ('acme', 'h', 'web', 'u', 's', 'alice', '[1]', 0, 1)`,
+      ),
+    ).rejects.toMatchObject({ code: '23514' })
+  })
+
+  it('counts throttle keys byte for byte, U+0000 included', async () => {
+    const store = await open()
+    await store.throttle.recordFailure('user:acme:a\u0000b', t0, 60_000)
+    await store.throttle.recordFailure('user:acme:a\u0000b', t0, 60_000)
+    await store.throttle.recordFailure('user:acme:a', t0, 60_000)
+    expect((await store.throttle.getFailures('user:acme:a\u0000b', t0)).count).toBe(2)
+    expect((await store.throttle.getFailures('user:acme:a', t0)).count).toBe(1)
+    await store.throttle.clearFailures('user:acme:a\u0000b')
+    expect((await store.throttle.getFailures('user:acme:a\u0000b', t0)).count).toBe(0)
+  })
+
+  it('refuses U+0000 in a field PostgreSQL stores as text with a TypeError, storing nothing', async () => {
+    const store = await open()
+    await expect(
+      store.codes.saveCode(codeRecord({ codeHash: sha256('nul'), sub: 'alice\u0000' })),
+    ).rejects.toThrow(/U\+0000/)
+    await store.codes.saveCode(codeRecord())
+    await expect(
+      store.codes.redeemCode('acme', sha256('code-1'), t0, {
+        family: refreshFamily({ sub: 'a\u0000' }),
+        tokenHash: sha256('rt-1'),
+      }),
+    ).rejects.toThrow(TypeError)
+    expect(await count('authorization_codes')).toBe(1)
+    expect(await store.codes.findCode('acme', sha256('code-1'))).not.toHaveProperty('consumedAt')
+    expect(await count('refresh_families')).toBe(0)
+  })
+
+  it('keeps only hashes of codes and refresh tokens, never the values in clear', async () => {
+    const store = await open()
+    const code = 'SplxlOBeZQQYbYS6WxSbIA'
+    const tokens = ['tGzv3JOkF0XG5Qx2TlKWIA', '8xLOxBtZp8']
+    await store.codes.saveCode(codeRecord({ codeHash: sha256(code) }))
+    await store.codes.redeemCode('acme', sha256(code), t0, {
+      family: refreshFamily({ codeHash: sha256(code) }),
+      tokenHash: sha256(tokens[0] ?? ''),
+    })
+    await store.refreshTokens.rotateRefreshToken(
+      'acme',
+      sha256(tokens[0] ?? ''),
+      sha256(tokens[1] ?? ''),
+      t0 + 1,
+    )
+    let dump = ''
+    for (const table of TABLES) {
+      const { rows } = await raw.query<{ row: string }>(
+        `SELECT row_to_json(t)::text AS row FROM ${table} AS t`,
+      )
+      dump += rows.map((r) => r.row).join('\n')
+    }
+    for (const secret of [code, ...tokens]) {
+      expect(dump).not.toContain(secret)
+      expect(dump).toContain(sha256(secret))
+    }
+  })
+
+  it('survives the server dropping its idle connections, and reconnects', async () => {
+    const errors: Error[] = []
+    const store = await open(db.url, { onIdleError: (error) => errors.push(error) })
+    await Promise.all([store.ping(), store.ping(), store.ping()])
+    const { rows } = await raw.query<{ n: number }>(
+      `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+       WHERE datname = current_database() AND application_name = 'tessera'`,
+    )
+    expect(rows[0]?.n).toBeGreaterThan(0)
+    await expect.poll(() => errors.length).toBe(rows[0]?.n)
+    await expect(store.ping()).resolves.toBeUndefined()
+    expect(await store.keys.listKeys('acme')).toEqual([])
+  })
+
+  it('refuses bad options with a TypeError naming the option', async () => {
+    await expect(openPostgresStore(db.url, { maxConnections: 0 })).rejects.toThrow(/maxConnections/)
+    await expect(openPostgresStore(db.url, { connectTimeoutMs: -1 })).rejects.toThrow(
+      /connectTimeoutMs/,
+    )
+  })
+})
+
+describe('openPostgresStore: a database it cannot open', () => {
+  const password = 'hunter2-s3cr3t'
+
+  function expectSafe(error: StoreError): void {
+    expect(error.message).not.toContain(password)
+    expect(String(error.cause)).not.toContain(password)
+    expect(JSON.stringify(error)).not.toContain(password)
+  }
+
+  it('names a database that does not exist, and no credential', async () => {
+    const url = new URL(db.url)
+    url.username = 'postgres'
+    url.password = password
+    url.pathname = '/tessera_no_such_database'
+    const error = await failure(openPostgresStore(url.toString()))
+    expect(error.code).toBe('ERR_STORE_OPEN')
+    expect(error.message).toMatch(/"tessera_no_such_database".*does not exist/)
+    expectSafe(error)
+  })
+
+  it('says the login was refused, naming neither the user nor the password', async () => {
+    const url = new URL(db.url)
+    url.username = 'tessera_no_such_role'
+    url.password = password
+    const error = await failure(openPostgresStore(url.toString()))
+    expect(error.code).toBe('ERR_STORE_OPEN')
+    expect(error.message).toMatch(/authentication failed/)
+    expect(error.message).not.toContain('tessera_no_such_role')
+    expectSafe(error)
+  })
+
+  it('says the connection was refused on a port nothing listens on', async () => {
+    const error = await failure(
+      openPostgresStore(`postgres://tessera:${password}@127.0.0.1:1/tessera`),
+    )
+    expect(error.code).toBe('ERR_STORE_OPEN')
+    expect(error.message).toBe(
+      'cannot open the PostgreSQL database "tessera" on 127.0.0.1:1: connection refused',
+    )
+    expectSafe(error)
+  })
+
+  it('gives up after connectTimeoutMs on a server that never answers', async () => {
+    const sockets: Socket[] = []
+    const server: Server = createServer((socket) => sockets.push(socket))
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as { port: number }
+    try {
+      const started = Date.now()
+      const error = await failure(
+        openPostgresStore(`postgres://tessera:${password}@127.0.0.1:${port}/tessera`, {
+          connectTimeoutMs: 200,
+        }),
+      )
+      expect(error.code).toBe('ERR_STORE_OPEN')
+      expect(error.message).toMatch(/timed out/)
+      expect(Date.now() - started).toBeLessThan(5_000)
+      expectSafe(error)
+    } finally {
+      for (const socket of sockets) socket.destroy()
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+
+  it('says the migration failed on a database whose tables it did not make', async () => {
+    const database = await freshDatabase()
+    const client = new pg.Client({ connectionString: database.url })
+    await client.connect()
+    await client.query('CREATE TABLE keys (id INTEGER)')
+    await client.end()
+    const url = new URL(database.url)
+    url.password = password
+    const error = await failure(openPostgresStore(url.toString()))
+    expect(error.code).toBe('ERR_STORE_OPEN')
+    expect(error.message).toBe(
+      `cannot open the PostgreSQL database "${database.name}" on ${url.hostname || 'localhost'}:${url.port || '5432'}: ` +
+        'migration failed (SQLSTATE 42P07)',
+    )
+    expectSafe(error)
+  })
+
+  it('refuses a URL that does not parse without echoing it', async () => {
+    const error = await failure(openPostgresStore(`postgres://u:${password}@[bad/tessera`))
+    expect(error.code).toBe('ERR_STORE_URL')
+    expectSafe(error)
+  })
+})
+
+describe('openStore with a PostgreSQL URL', () => {
+  beforeEach(emptyTables)
+
+  it.each(['postgres:', 'postgresql:'])('opens a %s// URL', async (scheme) => {
+    const url = new URL(db.url)
+    const store = await openStore(`${scheme}${db.url.slice(url.protocol.length)}`)
+    opened.push(store)
+    await store.ping()
+    expect(await store.keys.insertKeyIfAbsent(storedKey())).toBe(true)
+    expect(await count('keys')).toBe(1)
+  })
+})
+
+describe('openPostgresStore: four pools on one database, as four replicas', () => {
+  beforeEach(emptyTables)
+
+  async function replicas(): Promise<Store[]> {
+    return Promise.all(Array.from({ length: 4 }, () => open()))
+  }
+
+  /** The replica that serves request `i`: round robin. */
+  function nth(stores: Store[], i: number): Store {
+    const store = stores[i % stores.length]
+    if (store === undefined) throw new Error('no replicas')
+    return store
+  }
+
+  it('lets exactly one of 20 redemptions of a code win and create its family', async () => {
+    const stores = await replicas()
+    await nth(stores, 0).codes.saveCode(codeRecord())
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        nth(stores, i).codes.redeemCode('acme', sha256('code-1'), t0, {
+          family: refreshFamily({ familyId: `family-${i}` }),
+          tokenHash: sha256(`rt-${i}`),
+        }),
+      ),
+    )
+    expect(results.filter(Boolean)).toHaveLength(1)
+    expect(await count('refresh_families')).toBe(1)
+    expect(await count('refresh_tokens')).toBe(1)
+    expect(
+      await count('refresh_families WHERE family_id = $1', [`family-${results.indexOf(true)}`]),
+    ).toBe(1)
+  })
+
+  it('lets exactly one of 20 rotations of a token win; the family ends revoked', async () => {
+    const stores = await replicas()
+    await startFamily(nth(stores, 0), refreshFamily(), sha256('rt-1'))
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        nth(stores, i).refreshTokens.rotateRefreshToken(
+          'acme',
+          sha256('rt-1'),
+          sha256(`next-${i}`),
+          t0 + 1,
+        ),
+      ),
+    )
+    const statuses = results.map((result) => result.status)
+    expect(statuses.filter((status) => status === 'rotated')).toHaveLength(1)
+    expect(statuses.filter((status) => status === 'reused')).toHaveLength(19)
+    // Every reuse saw the family as revoked at the time of the first one.
+    for (const result of results) {
+      if (result.status === 'reused') expect(result.family.revokedAt).toBe(t0 + 1)
+    }
+    expect(await count('refresh_tokens')).toBe(2)
+    expect(await count('refresh_families WHERE revoked_at = $1', [t0 + 1])).toBe(1)
+  })
+
+  it('makes a rotation wait for a revocation in flight, then answer inactive', async () => {
+    const store = await open()
+    await startFamily(store, refreshFamily(), sha256('rt-1'))
+    // Another replica's revocation, holding the family's row until it commits.
+    const revoker = await raw.connect()
+    try {
+      await revoker.query('BEGIN')
+      await revoker.query('UPDATE refresh_families SET revoked_at = $1', [t0 + 1])
+      let settled = false
+      const rotation = store.refreshTokens
+        .rotateRefreshToken('acme', sha256('rt-1'), sha256('rt-2'), t0 + 2)
+        .finally(() => {
+          settled = true
+        })
+      const waiting = (): Promise<number> =>
+        count(`pg_stat_activity WHERE datname = current_database()
+          AND application_name = 'tessera' AND wait_event_type = 'Lock'`)
+      await expect.poll(async () => settled || (await waiting()) > 0).toBe(true)
+      await revoker.query('COMMIT')
+      // Without the lock it would have read the family before the revocation and rotated.
+      expect(await rotation).toStrictEqual({
+        status: 'inactive',
+        family: { ...refreshFamily(), revokedAt: t0 + 1 },
+      })
+      expect(await count('refresh_tokens')).toBe(1)
+    } finally {
+      await revoker.query('ROLLBACK').catch(() => undefined)
+      revoker.release()
+    }
+  })
+
+  it('lets exactly one of four stores insert the same (tenant, kid)', async () => {
+    const stores = await replicas()
+    const results = await Promise.all(
+      stores.map((store, i) =>
+        store.keys.insertKeyIfAbsent(storedKey({ publicJwk: JSON.stringify({ from: i }) })),
+      ),
+    )
+    expect(results.filter(Boolean)).toHaveLength(1)
+    const winner = JSON.stringify({ from: results.indexOf(true) })
+    for (const store of stores) {
+      expect(await store.keys.listKeys('acme')).toMatchObject([{ publicJwk: winner }])
+    }
+  })
+
+  it('hands a login transaction to exactly one of 20 takes', async () => {
+    const stores = await replicas()
+    await nth(stores, 0).logins.saveLoginTransaction(loginTransaction())
+    const taken = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        nth(stores, i).logins.takeLoginTransaction('acme', sha256('csrf-1'), t0),
+      ),
+    )
+    expect(taken.filter((t) => t !== undefined)).toHaveLength(1)
+  })
+
+  it('loses no failure among 40 concurrent ones', async () => {
+    const stores = await replicas()
+    const counts = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        nth(stores, i).throttle.recordFailure('user:acme:alice', t0, 60_000),
+      ),
+    )
+    expect(counts.map((c) => c.count).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 40 }, (_, i) => i + 1),
+    )
+  })
+
+  it('purges from several replicas at once without deleting anything twice', async () => {
+    const stores = await replicas()
+    for (let i = 0; i < 10; i++) {
+      await nth(stores, 0).codes.saveCode(
+        codeRecord({ codeHash: sha256(`old-${i}`), expiresAt: t0 }),
+      )
+    }
+    const deleted = await Promise.all(
+      stores.map((store) => store.expiry.purgeExpired(t0 + 2 * 60 * 60 * 1000)),
+    )
+    expect(deleted.reduce((a, b) => a + b, 0)).toBe(10)
+  })
+})
+
+const BUILT = fileURLToPath(new URL('../dist/index.js', import.meta.url))
+
+/**
+ * One replica, as a separate Node process on the built package: it opens the store, says
+ * "ready", waits for "go" so that every replica starts at once, races the others through COUNT
+ * redemptions, rotations or key inserts, and prints its results as one JSON line. Inline rather
+ * than a file so that it needs nothing beside this test.
+ */
+const REPLICA = `
+import { once } from 'node:events'
+const [built, url, mode, countText, worker] = process.argv.slice(1)
+const { openPostgresStore } = await import(built)
+const count = Number(countText)
+const now = ${t0}
+const store = await openPostgresStore(url, { maxConnections: 2 })
+process.stdout.write('ready\\n')
+await once(process.stdin, 'data')
+const results = []
+for (let i = 0; i < count; i++) {
+  if (mode === 'redeem') {
+    const family = {
+      familyId: 'family-' + i + '-' + worker, tenant: 'acme', clientId: 'web', sub: 'alice',
+      scope: 'openid', claims: { worker }, codeHash: 'code-' + i, createdAt: now,
+      expiresAt: now + 86400000,
+    }
+    results.push(await store.codes.redeemCode('acme', 'code-' + i, now, {
+      family, tokenHash: 'rt-' + i + '-' + worker,
+    }))
+  } else if (mode === 'rotate') {
+    const result = await store.refreshTokens.rotateRefreshToken(
+      'acme', 'rt-' + i, 'rt-' + i + '-' + worker, now)
+    results.push(result.status)
+  } else {
+    results.push(await store.keys.insertKeyIfAbsent({
+      tenant: 'acme', kid: 'kid-' + i, alg: 'RS256', publicJwk: JSON.stringify({ worker }),
+      privateKey: '{}', createdAt: now, state: 'active',
+    }))
+  }
+}
+await store.close()
+process.stdout.write(JSON.stringify(results) + '\\n')
+process.stdin.destroy()
+`
+
+/** Starts `replicas` processes on the file's database, releases them together, and collects. */
+async function race<T>(mode: 'redeem' | 'rotate' | 'key', count: number, replicas: number) {
+  const children = Array.from({ length: replicas }, (_, worker) => {
+    const child = spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '--eval',
+        REPLICA,
+        pathToFileURL(BUILT).href,
+        db.url,
+        mode,
+        String(count),
+        String(worker),
+      ],
+      { stdio: ['pipe', 'pipe', 'inherit'] },
+    )
+    let out = ''
+    const ready = new Promise<void>((resolve) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString('utf8')
+        if (out.startsWith('ready\n')) resolve()
+      })
+    })
+    const done = new Promise<T[]>((resolve, reject) => {
+      child.on('error', reject)
+      child.on('close', (status) => {
+        if (status !== 0) reject(new Error(`replica ${worker} exited with ${String(status)}`))
+        else resolve(JSON.parse(out.slice('ready\n'.length)) as T[])
+      })
+    })
+    return { child, ready, done }
+  })
+  await Promise.all(children.map(({ ready }) => ready))
+  for (const { child } of children) child.stdin.write('go\n')
+  return Promise.all(children.map(({ done }) => done))
+}
+
+describe('openPostgresStore: separate processes on one database', () => {
+  const rounds = 40
+  const replicas = 4
+
+  beforeAll(() => {
+    // The replicas run the built package (turbo builds before it tests): rebuild after changing
+    // src/ before running this file on its own.
+    if (!existsSync(BUILT)) throw new Error('build @tessera/store first (tsc -b)')
+  })
+
+  beforeEach(emptyTables)
+
+  it('lets exactly one process redeem each code and create its family', async () => {
+    const store = await open()
+    for (let i = 0; i < rounds; i++) {
+      await store.codes.saveCode(codeRecord({ codeHash: `code-${i}`, expiresAt: t0 + 60_000 }))
+    }
+    const results = await race<boolean>('redeem', rounds, replicas)
+    for (let i = 0; i < rounds; i++) {
+      expect(results.filter((r) => r[i] === true)).toHaveLength(1)
+    }
+    const { rows } = await raw.query<{ n: string }>(
+      'SELECT count(*) AS n FROM refresh_families GROUP BY code_hash',
+    )
+    expect(rows).toHaveLength(rounds)
+    expect(rows.every((row) => row.n === '1')).toBe(true)
+    expect(await count('refresh_tokens')).toBe(rounds)
+  })
+
+  it('lets exactly one process rotate each token; the others revoke its family', async () => {
+    const store = await open()
+    for (let i = 0; i < rounds; i++) {
+      await startFamily(store, refreshFamily({ familyId: `family-${i}` }), `rt-${i}`)
+    }
+    const results = await race<string>('rotate', rounds, replicas)
+    for (let i = 0; i < rounds; i++) {
+      const statuses = results.map((r) => r[i])
+      expect(statuses.filter((status) => status === 'rotated')).toHaveLength(1)
+      expect(statuses.filter((status) => status === 'reused')).toHaveLength(replicas - 1)
+    }
+    expect(await count('refresh_families WHERE revoked_at IS NULL')).toBe(0)
+    // Each family: its first token, spent, and the one its winner added.
+    expect(await count('refresh_tokens')).toBe(2 * rounds)
+  })
+
+  it('lets exactly one process insert each (tenant, kid)', async () => {
+    const results = await race<boolean>('key', rounds, replicas)
+    for (let i = 0; i < rounds; i++) {
+      expect(results.filter((r) => r[i] === true)).toHaveLength(1)
+    }
+    expect(await count('keys')).toBe(rounds)
+  })
+})
+
+describe('createTestDatabase (@tessera/test-support)', () => {
+  it('creates an empty database of its own and drops it, idempotently', async () => {
+    const database = await createTestDatabase()
+    expect(database.name).toMatch(/^tessera_test_[0-9a-f]{16}$/)
+    expect(new URL(database.url).pathname).toBe(`/${database.name}`)
+    const exists = async (): Promise<number> =>
+      count('pg_database WHERE datname = $1', [database.name])
+    expect(await exists()).toBe(1)
+    const client = new pg.Client({ connectionString: database.url })
+    client.on('error', () => undefined)
+    await client.connect()
+    // A connection left open does not stop the drop.
+    await database.drop()
+    await database.drop()
+    await client.end().catch(() => undefined)
+    expect(await exists()).toBe(0)
+  })
+})

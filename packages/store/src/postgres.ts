@@ -1,0 +1,581 @@
+import type {
+  AuthorizationCodeStore,
+  ExpiryStore,
+  FailureCount,
+  LoginTransactionStore,
+  RefreshTokenStore,
+  RotateResult,
+  ThrottleStore,
+} from '@tessera/grants'
+import type { KeyStore, StoredKey } from '@tessera/keys'
+import pg from 'pg'
+import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg'
+import { StoreError } from './errors.js'
+import type { Store } from './store.js'
+import {
+  checkCode,
+  checkLoginTransaction,
+  checkRedeemArgs,
+  checkText,
+  checkThrottleArgs,
+  checkTime,
+} from './internal/checks.js'
+import { CODE_RETENTION_MS, rotationStep } from './internal/lifecycle.js'
+import {
+  PG_TYPES,
+  openError,
+  parseTarget,
+  translateError,
+  type PgTarget,
+} from './internal/pg-database.js'
+import { migratePostgres } from './internal/pg-migrations.js'
+import {
+  parseCodeRow,
+  parseKeyRow,
+  parseLoginRow,
+  parsePrunedKidRow,
+  parseThrottleRow,
+  parseTokenFamilyRow,
+} from './internal/rows.js'
+
+/** Tuning of {@link openPostgresStore}; every field is optional. */
+export interface PostgresStoreOptions {
+  /** The most connections the pool holds at once; default 10. */
+  maxConnections?: number
+  /** How long to wait for a connection, in milliseconds, before failing; default 5000. */
+  connectTimeoutMs?: number
+  /**
+   * Told when an idle pooled connection fails (a server restart, a network cut). The pool drops
+   * that connection and opens another on demand; without this hook the error is ignored, and
+   * never crashes the process.
+   */
+  onIdleError?: (error: Error) => void
+}
+
+/**
+ * The key of the advisory lock that serialises purges across replicas (see MIGRATION_LOCK).
+ * ASCII "tess" + 2.
+ */
+const PURGE_LOCK = 0x7465_7373_02
+
+/**
+ * Opens a PostgreSQL store: the adapter for several issuer replicas sharing one database. A pool
+ * of connections (node-postgres), the schema migrated on open under an advisory lock, and every
+ * single-use and rotation rule enforced by the database, so that it holds across processes.
+ *
+ * @param url - `postgres://user:password@host:port/database?…` (or `postgresql://`); query
+ *   parameters such as `sslmode` are passed to node-postgres
+ * @param options - pool size, connect timeout and an idle-error hook
+ * @throws StoreError `ERR_STORE_URL` for a URL that does not parse; `ERR_STORE_OPEN` when the
+ *   server cannot be reached, refuses the login, lacks the database or the migration fails. The
+ *   message names the database, host and port only, never the user or password.
+ * @example
+ * ```ts
+ * const store = await openPostgresStore('postgres://tessera@db.internal:5432/tessera')
+ * ```
+ */
+export async function openPostgresStore(
+  url: string,
+  options: PostgresStoreOptions = {},
+): Promise<Store> {
+  if (typeof url !== 'string') throw new TypeError('openPostgresStore: url must be a string')
+  const { maxConnections = 10, connectTimeoutMs = 5000, onIdleError } = options
+  if (!(Number.isSafeInteger(maxConnections) && maxConnections > 0)) {
+    throw new TypeError('openPostgresStore: options.maxConnections must be a positive integer')
+  }
+  if (!(Number.isSafeInteger(connectTimeoutMs) && connectTimeoutMs > 0)) {
+    throw new TypeError('openPostgresStore: options.connectTimeoutMs must be positive milliseconds')
+  }
+  if (onIdleError !== undefined && typeof onIdleError !== 'function') {
+    throw new TypeError('openPostgresStore: options.onIdleError must be a function')
+  }
+  const target = parseTarget(url)
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: maxConnections,
+    connectionTimeoutMillis: connectTimeoutMs,
+    idleTimeoutMillis: 30_000,
+    application_name: 'tessera',
+    types: PG_TYPES,
+  })
+  // An idle client that errors is removed by the pool; the listener only keeps the 'error'
+  // event from becoming an uncaught exception.
+  pool.on('error', (error) => onIdleError?.(error))
+  try {
+    const client = await pool.connect()
+    // A checked-out client has no listener of the pool's (see transaction below).
+    const ignore = (): void => undefined
+    client.on('error', ignore)
+    let broken: Error | undefined
+    try {
+      await migratePostgres(client)
+    } catch (error) {
+      broken = error instanceof Error ? error : new Error('migration failed')
+      throw error
+    } finally {
+      client.off('error', ignore)
+      client.release(broken)
+    }
+  } catch (cause) {
+    await pool.end().catch(() => undefined)
+    throw openError(target, cause)
+  }
+  return createPostgresStore(pool, target)
+}
+
+const KEY_COLUMNS = 'tenant, kid, alg, public_jwk, private_key, created_at, state, retired_at'
+const CODE_COLUMNS = `tenant, code_hash, client_id, redirect_uri, code_challenge, scope, sub, claims,
+  created_at, expires_at, consumed_at`
+const LOGIN_COLUMNS = `tenant, id, client_id, redirect_uri, state, code_challenge, scope,
+  binding_hash, created_at, expires_at`
+// The token's own columns are prefixed so that they cannot shadow the family's.
+const TOKEN_FAMILY_SELECT = `
+  SELECT f.tenant, f.family_id, f.client_id, f.sub, f.scope, f.claims, f.code_hash,
+    f.created_at, f.expires_at, f.revoked_at,
+    t.token_hash, t.created_at AS token_created_at, t.spent_at AS token_spent_at
+  FROM refresh_tokens AS t
+  JOIN refresh_families AS f ON f.tenant = t.tenant AND f.family_id = t.family_id
+  WHERE t.tenant = $1 AND t.token_hash = $2`
+
+/** Runs one statement; on a pool, on a transaction's client, with the same parameter checks. */
+type Sql = <R extends QueryResultRow = QueryResultRow>(
+  text: string,
+  values?: readonly unknown[],
+) => Promise<QueryResult<R>>
+
+/** UTF-8 for a BYTEA column (see PG_MIGRATIONS). */
+function utf8(text: string): Buffer {
+  return Buffer.from(text, 'utf8')
+}
+
+function closedError(cause?: unknown): StoreError {
+  return new StoreError(
+    'ERR_STORE_CLOSED',
+    'the PostgreSQL store is closed',
+    cause === undefined ? undefined : { cause },
+  )
+}
+
+function createPostgresStore(pool: Pool, target: PgTarget): Store {
+  let ended: Promise<void> | undefined
+
+  function sqlOn(method: string, runner: Pool | PoolClient): Sql {
+    return (text, values = []) => {
+      for (const value of values) {
+        // PostgreSQL TEXT cannot hold U+0000; the columns that must (state, throttle keys) are
+        // BYTEA and get Buffers. Refused here, like a lone surrogate, rather than by the server.
+        if (typeof value === 'string' && value.includes('\u0000')) {
+          throw new TypeError(`${method}: PostgreSQL cannot store a string containing U+0000`)
+        }
+      }
+      return runner.query(text, values as unknown[])
+    }
+  }
+
+  /** Runs one operation: refused once closed, with driver errors translated. */
+  async function run<T>(method: string, body: (sql: Sql) => Promise<T>): Promise<T> {
+    if (ended !== undefined) throw closedError()
+    try {
+      return await body(sqlOn(method, pool))
+    } catch (error) {
+      const translated = translateError(target, error)
+      // An operation caught by close() fails for that reason, whatever the pool says.
+      const lost =
+        translated instanceof StoreError
+          ? translated.code === 'ERR_STORE_OPEN'
+          : !(translated instanceof TypeError)
+      throw ended !== undefined && lost ? closedError(error) : translated
+    }
+  }
+
+  /**
+   * Runs `body` in one transaction on one connection (READ COMMITTED), inside `run`: committed
+   * if it returns, rolled back if it throws. A connection whose rollback fails is discarded.
+   */
+  async function transaction<T>(method: string, body: (sql: Sql) => Promise<T>): Promise<T> {
+    const client = await pool.connect()
+    // Between two statements the client is checked out and has no listener of the pool's; a
+    // connection error then must not become an uncaught exception (the next query fails).
+    const ignore = (): void => undefined
+    client.on('error', ignore)
+    let broken: Error | undefined
+    try {
+      await client.query('BEGIN')
+      const result = await body(sqlOn(method, client))
+      await client.query('COMMIT')
+      return result
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+        broken = rollbackError instanceof Error ? rollbackError : new Error('rollback failed')
+      })
+      throw error
+    } finally {
+      client.off('error', ignore)
+      client.release(broken)
+    }
+  }
+
+  const keys: KeyStore = {
+    listKeys(tenant): Promise<StoredKey[]> {
+      return run('listKeys', async (sql) => {
+        const { rows } = await sql(
+          `SELECT ${KEY_COLUMNS} FROM keys WHERE tenant = $1 ORDER BY created_at, kid`,
+          [tenant],
+        )
+        return rows.map(parseKeyRow)
+      })
+    },
+    insertKeyIfAbsent(key) {
+      return run('insertKeyIfAbsent', async (sql) => {
+        // DO NOTHING for the (tenant, kid) conflict only: that is the expected race between
+        // replicas; any other constraint failure must still throw.
+        const { rowCount } = await sql(
+          `INSERT INTO keys (${KEY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+           ON CONFLICT (tenant, kid) DO NOTHING`,
+          [
+            key.tenant,
+            key.kid,
+            key.alg,
+            key.publicJwk,
+            key.privateKey,
+            key.createdAt,
+            key.state,
+            key.retiredAt ?? null,
+          ],
+        )
+        return rowCount === 1
+      })
+    },
+    updateKeyState(tenant, kid, state, retiredAt) {
+      return run('updateKeyState', async (sql) => {
+        await sql('UPDATE keys SET state = $1, retired_at = $2 WHERE tenant = $3 AND kid = $4', [
+          state,
+          retiredAt ?? null,
+          tenant,
+          kid,
+        ])
+      })
+    },
+    retireKey(tenant, kid, retiredAt) {
+      return run('retireKey', async (sql) => {
+        const { rowCount } = await sql(
+          `UPDATE keys SET state = 'retired', retired_at = $1
+           WHERE tenant = $2 AND kid = $3 AND state = 'active'`,
+          [retiredAt, tenant, kid],
+        )
+        return rowCount === 1
+      })
+    },
+    updatePrivateKey(tenant, kid, current, next) {
+      return run('updatePrivateKey', async (sql) => {
+        const { rowCount } = await sql(
+          'UPDATE keys SET private_key = $1 WHERE tenant = $2 AND kid = $3 AND private_key = $4',
+          [next, tenant, kid, current],
+        )
+        return rowCount === 1
+      })
+    },
+    deleteKey(tenant, kid) {
+      return run('deleteKey', async (sql) => {
+        // One statement: a key is never gone without its kid being remembered.
+        await sql(
+          `WITH gone AS (DELETE FROM keys WHERE tenant = $1 AND kid = $2 RETURNING tenant, kid)
+           INSERT INTO pruned_kids (tenant, kid) SELECT tenant, kid FROM gone
+           ON CONFLICT DO NOTHING`,
+          [tenant, kid],
+        )
+      })
+    },
+    listPrunedKids(tenant) {
+      return run('listPrunedKids', async (sql) => {
+        const { rows } = await sql('SELECT kid FROM pruned_kids WHERE tenant = $1 ORDER BY kid', [
+          tenant,
+        ])
+        return rows.map(parsePrunedKidRow)
+      })
+    },
+  }
+
+  const throttle: ThrottleStore = {
+    recordFailure(key, now, windowMs): Promise<FailureCount> {
+      return run('recordFailure', async (sql) => {
+        checkThrottleArgs('recordFailure', now, windowMs)
+        // BIGINT columns: times must be integers here, where SQLite's STRICT tables refuse
+        // them with a driver error.
+        checkTime('recordFailure', 'now', now)
+        if (!Number.isSafeInteger(windowMs)) {
+          throw new TypeError('recordFailure: windowMs must be an integer number of milliseconds')
+        }
+        // One upsert: concurrent failures for one key queue on its row, so none is lost. A
+        // window that has ended restarts at 1. Other keys' ended windows are left to
+        // purgeExpired, so that two failures never wait on each other's rows.
+        const { rows } = await sql(
+          `INSERT INTO throttle ("key", count, reset_at) VALUES ($1, 1, $3)
+           ON CONFLICT ("key") DO UPDATE SET
+             count = CASE WHEN throttle.reset_at <= $2 THEN 1 ELSE throttle.count + 1 END,
+             reset_at = CASE WHEN throttle.reset_at <= $2 THEN $3 ELSE throttle.reset_at END
+           RETURNING count, reset_at`,
+          [utf8(key), now, now + windowMs],
+        )
+        return parseThrottleRow(rows[0])
+      })
+    },
+    getFailures(key, now) {
+      return run('getFailures', async (sql) => {
+        checkThrottleArgs('getFailures', now)
+        checkTime('getFailures', 'now', now)
+        const { rows } = await sql(
+          'SELECT count, reset_at FROM throttle WHERE "key" = $1 AND reset_at > $2',
+          [utf8(key), now],
+        )
+        return rows.length === 0 ? { count: 0, resetAt: now } : parseThrottleRow(rows[0])
+      })
+    },
+    clearFailures(key) {
+      return run('clearFailures', async (sql) => {
+        await sql('DELETE FROM throttle WHERE "key" = $1', [utf8(key)])
+      })
+    },
+  }
+
+  const codes: AuthorizationCodeStore = {
+    saveCode(code) {
+      return run('saveCode', async (sql) => {
+        checkCode('saveCode', code)
+        await sql(
+          `INSERT INTO authorization_codes (${CODE_COLUMNS})
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+          [
+            code.tenant,
+            code.codeHash,
+            code.clientId,
+            code.redirectUri,
+            code.codeChallenge ?? null,
+            code.scope,
+            code.sub,
+            JSON.stringify(code.claims),
+            code.createdAt,
+            code.expiresAt,
+            code.consumedAt ?? null,
+          ],
+        )
+      })
+    },
+    findCode(tenant, codeHash) {
+      return run('findCode', async (sql) => {
+        const { rows } = await sql(
+          `SELECT ${CODE_COLUMNS} FROM authorization_codes WHERE tenant = $1 AND code_hash = $2`,
+          [tenant, codeHash],
+        )
+        return rows.length === 0 ? undefined : parseCodeRow(rows[0])
+      })
+    },
+    redeemCode(tenant, codeHash, now, issue) {
+      // A conditional UPDATE is the whole decision: of concurrent redemptions, on any replica,
+      // the first to update the row wins; the others wait on its row lock, then see consumed_at
+      // set (READ COMMITTED re-checks the WHERE on the committed row) and change nothing. Only
+      // the winner creates the family, in the same transaction, so a failed INSERT also undoes
+      // the consumption.
+      const consume = `UPDATE authorization_codes SET consumed_at = $3
+        WHERE tenant = $1 AND code_hash = $2 AND consumed_at IS NULL AND expires_at > $3
+        RETURNING code_hash`
+      return run('redeemCode', async (sql) => {
+        checkRedeemArgs(tenant, now, issue)
+        if (issue === undefined)
+          return (await sql(consume, [tenant, codeHash, now])).rows.length === 1
+        return transaction('redeemCode', async (tx) => {
+          if ((await tx(consume, [tenant, codeHash, now])).rows.length !== 1) return false
+          const { family } = issue
+          await tx(
+            `INSERT INTO refresh_families (tenant, family_id, client_id, sub, scope, claims,
+               code_hash, created_at, expires_at, revoked_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+            [
+              family.tenant,
+              family.familyId,
+              family.clientId,
+              family.sub,
+              family.scope,
+              JSON.stringify(family.claims),
+              family.codeHash ?? null,
+              family.createdAt,
+              family.expiresAt,
+              family.revokedAt ?? null,
+            ],
+          )
+          await tx(
+            `INSERT INTO refresh_tokens (tenant, token_hash, family_id, created_at, spent_at)
+             VALUES ($1, $2, $3, $4, NULL)`,
+            [tenant, issue.tokenHash, family.familyId, now],
+          )
+          return true
+        })
+      })
+    },
+  }
+
+  const refreshTokens: RefreshTokenStore = {
+    findRefreshToken(tenant, tokenHash) {
+      return run('findRefreshToken', async (sql) => {
+        const { rows } = await sql(TOKEN_FAMILY_SELECT, [tenant, tokenHash])
+        return rows.length === 0 ? undefined : parseTokenFamilyRow(rows[0])
+      })
+    },
+    rotateRefreshToken(tenant, oldHash, newHash, now) {
+      return run('rotateRefreshToken', () => {
+        checkTime('rotateRefreshToken', 'now', now)
+        checkText('rotateRefreshToken', 'newHash', newHash)
+        return transaction('rotateRefreshToken', async (tx): Promise<RotateResult> => {
+          // Both rows locked: concurrent rotations of one token, on any replica, queue here, and
+          // each reads the token and its family as the one before it committed them (READ
+          // COMMITTED re-reads a row it had to wait for). NO KEY UPDATE is the lock an UPDATE of
+          // non-key columns takes; it leaves foreign-key checks on the family unblocked.
+          const { rows } = await tx(`${TOKEN_FAMILY_SELECT} FOR NO KEY UPDATE OF t, f`, [
+            tenant,
+            oldHash,
+          ])
+          if (rows.length === 0) return { status: 'not_found' }
+          const { token, family } = parseTokenFamilyRow(rows[0])
+          const reuse = async (): Promise<RotateResult> => {
+            if (family.revokedAt === undefined) {
+              await tx(
+                `UPDATE refresh_families SET revoked_at = $3
+                 WHERE tenant = $1 AND family_id = $2 AND revoked_at IS NULL`,
+                [tenant, family.familyId, now],
+              )
+              family.revokedAt = now
+            }
+            return { status: 'reused', family }
+          }
+          switch (rotationStep(token, family, now)) {
+            case 'inactive':
+              return { status: 'inactive', family }
+            case 'reuse':
+              return reuse()
+            case 'rotate': {
+              const spent = await tx(
+                `UPDATE refresh_tokens SET spent_at = $3
+                 WHERE tenant = $1 AND token_hash = $2 AND spent_at IS NULL`,
+                [tenant, oldHash, now],
+              )
+              // Cannot miss under the row lock; if it ever did, the token was spent: a reuse.
+              if (spent.rowCount !== 1) return reuse()
+              await tx(
+                `INSERT INTO refresh_tokens (tenant, token_hash, family_id, created_at, spent_at)
+                 VALUES ($1, $2, $3, $4, NULL)`,
+                [tenant, newHash, family.familyId, now],
+              )
+              return { status: 'rotated', family }
+            }
+          }
+        })
+      })
+    },
+    revokeFamily(tenant, familyId, now) {
+      return run('revokeFamily', async (sql) => {
+        checkTime('revokeFamily', 'now', now)
+        // A family keeps the time of its first revocation.
+        await sql(
+          `UPDATE refresh_families SET revoked_at = $3
+           WHERE tenant = $1 AND family_id = $2 AND revoked_at IS NULL`,
+          [tenant, familyId, now],
+        )
+      })
+    },
+    revokeFamiliesByCode(tenant, codeHash, now) {
+      return run('revokeFamiliesByCode', async (sql) => {
+        checkTime('revokeFamiliesByCode', 'now', now)
+        await sql(
+          `UPDATE refresh_families SET revoked_at = $3
+           WHERE tenant = $1 AND code_hash = $2 AND revoked_at IS NULL`,
+          [tenant, codeHash, now],
+        )
+      })
+    },
+  }
+
+  const logins: LoginTransactionStore = {
+    saveLoginTransaction(transaction) {
+      return run('saveLoginTransaction', async (sql) => {
+        checkLoginTransaction('saveLoginTransaction', transaction)
+        await sql(
+          `INSERT INTO login_transactions (${LOGIN_COLUMNS})
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+          [
+            transaction.tenant,
+            transaction.id,
+            transaction.clientId,
+            transaction.redirectUri,
+            transaction.state === undefined ? null : utf8(transaction.state),
+            transaction.codeChallenge ?? null,
+            transaction.scope,
+            transaction.bindingHash,
+            transaction.createdAt,
+            transaction.expiresAt,
+          ],
+        )
+      })
+    },
+    takeLoginTransaction(tenant, id, now) {
+      return run('takeLoginTransaction', async (sql) => {
+        checkTime('takeLoginTransaction', 'now', now)
+        // One statement: of concurrent takes, on any replica, only one gets the row back. An
+        // expired one is deleted all the same.
+        const { rows } = await sql(
+          `DELETE FROM login_transactions WHERE tenant = $1 AND id = $2
+           RETURNING ${LOGIN_COLUMNS}`,
+          [tenant, id],
+        )
+        if (rows.length === 0) return undefined
+        const transaction = parseLoginRow(rows[0])
+        return transaction.expiresAt > now ? transaction : undefined
+      })
+    },
+  }
+
+  const expiry: ExpiryStore = {
+    purgeExpired(now) {
+      return run('purgeExpired', () => {
+        checkTime('purgeExpired', 'now', now)
+        const deletes: [string, number][] = [
+          ['DELETE FROM authorization_codes WHERE expires_at <= $1', now - CODE_RETENTION_MS],
+          ['DELETE FROM login_transactions WHERE expires_at <= $1', now],
+          // Deleted explicitly, not left to ON DELETE CASCADE, so that they are counted.
+          [
+            `DELETE FROM refresh_tokens WHERE (tenant, family_id) IN
+               (SELECT tenant, family_id FROM refresh_families WHERE expires_at <= $1)`,
+            now,
+          ],
+          ['DELETE FROM refresh_families WHERE expires_at <= $1', now],
+          ['DELETE FROM throttle WHERE reset_at <= $1', now],
+        ]
+        return transaction('purgeExpired', async (tx) => {
+          // Replicas purge on their own timers; one at a time, so that two purges never lock
+          // the same rows in different orders. The one that waited finds little left to do.
+          await tx('SELECT pg_advisory_xact_lock($1)', [PURGE_LOCK])
+          let deleted = 0
+          for (const [text, before] of deletes) deleted += (await tx(text, [before])).rowCount ?? 0
+          return deleted
+        })
+      })
+    },
+  }
+
+  return {
+    keys,
+    throttle,
+    codes,
+    refreshTokens,
+    logins,
+    expiry,
+    ping() {
+      return run('ping', async (sql) => {
+        await sql('SELECT 1')
+      })
+    },
+    close() {
+      ended ??= pool.end()
+      return ended
+    },
+  }
+}
