@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { ConfigError, formatConfigIssue, loadConfig } from '@tessera/config-schema'
+import { ConfigError } from '@tessera/config-schema'
 import type { Settings, Tenant } from '@tessera/config-schema'
 import type { Clock } from '@tessera/grants'
 import { MIN_SECRET_LENGTH } from '@tessera/keys'
@@ -11,7 +11,9 @@ import { createApp } from './app.js'
 import { createMetrics } from './metrics.js'
 import type { Metrics } from './metrics.js'
 import { createUserAuthenticator, loadProviders } from './providers.js'
-import { createTenantRegistry } from './tenants.js'
+import { createFilesSource } from './sources/files.js'
+import type { TenantSource, TenantTarget } from './sources/source.js'
+import { createTenantRegistry, createTenantRuntimes } from './tenants.js'
 import type { TenantRegistry, TenantRuntime } from './tenants.js'
 
 /** How long a login form stays usable: long enough to type, short enough to be worthless if leaked. */
@@ -29,24 +31,35 @@ export interface IssuerOptions {
   /** `dev` serves `http://` issuer URLs; `start` serves `https://` ones. */
   mode: 'dev' | 'start'
   logger: Logger
-  /** Environment for `{env: VAR}` references in the configuration. */
+  /** Environment for `{env: VAR}` references in the configuration (and KUBECONFIG). */
   env: Record<string, string | undefined>
   clock?: Clock
   metrics?: Metrics
+  /**
+   * Follow changes on disk (default false; the CLI turns it on): the files source reloads on
+   * any change under TESSERA_CONFIG, the kubernetes source re-imports provider scripts when
+   * the provider directory changes. The kubernetes source always watches its Tenant resources.
+   */
+  watch?: boolean
+  /** Where tenants come from; default: the source TESSERA_CONFIG_SOURCE names. */
+  source?: TenantSource
 }
 
 /** A composed issuer: the app plus what must be closed on shutdown. */
 export interface Issuer {
   app: Koa
-  /** The tenants being served; a successful `reload` swaps what is behind it. */
+  /** The tenants being served; each accepted change swaps what is behind it. */
   registry: TenantRegistry
   /** The configuration being served. */
   readonly tenants: readonly Tenant[]
   store: Store
+  /** Whether the first configuration is loaded (with the store's ping, what /readyz reports). */
+  ready(): boolean
   /**
-   * Loads the configuration again (SIGHUP, or a change under the config directory). A new
-   * configuration with any problem is refused as a whole and the running one stays; every
-   * problem is logged as `file:line: field: problem`. Answers whether the new one was taken.
+   * Reads the configuration again (SIGHUP). Files: a new configuration with any problem is
+   * refused as a whole and the running one stays. Kubernetes: the Tenants are listed again and
+   * each rebuilt (fresh provider scripts); one that fails keeps its last good version. Every
+   * problem is logged as `file:line: field: problem`. Answers whether everything was taken.
    */
   reload(): Promise<boolean>
   close(): Promise<void>
@@ -54,42 +67,46 @@ export interface Issuer {
 
 /**
  * Loads configuration and providers, opens the store and loads every key ring, then builds the
- * app. Any problem throws before anything listens (DESIGN §2: nothing partial is ever served);
- * a KEY_ENCRYPTION_SECRET that does not open the stored keys is a `KeyError` `ERR_KEY_DECRYPT`
- * thrown before any key was changed. While running, every key ring is reloaded every 5 s.
+ * app. With the files source any problem throws before anything listens (DESIGN §2: nothing
+ * partial is ever served); a KEY_ENCRYPTION_SECRET that does not open the stored keys is a
+ * `KeyError` `ERR_KEY_DECRYPT` thrown before any key was changed. With the kubernetes source the
+ * store is opened first and the issuer is returned at once: it serves no tenant, and /readyz
+ * answers 503, until the first list of Tenant resources has been applied. While running, every
+ * key ring is reloaded every 5 s.
  */
 export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
   const { settings, logger } = options
   const clock = options.clock ?? Date.now
   checkSettings(settings)
+  const source = options.source ?? (await createTenantSource(options))
+  let opening: Promise<Store> | undefined
+  let opened: Store | undefined
+  const openStoreOnce = (): Promise<Store> =>
+    (opening ??= openStore(settings.databaseUrl).then((store) => (opened = store)))
+
+  // Requests resolve their tenant through this indirection, so a change swaps tenants at once
+  // and a request already under way keeps the tenant it started with.
+  let runtimes: ReadonlyMap<string, TenantRuntime> = new Map()
+  let current = createTenantRegistry([])
+  const registry: TenantRegistry = {
+    byHost: (host) => current.byHost(host),
+    all: () => current.all(),
+  }
+  const serveRuntimes = (next: Map<string, TenantRuntime>): void => {
+    runtimes = next
+    current = createTenantRegistry([...next.values()])
+  }
+
   let generation = 0
-  /** Configuration and provider scripts: everything that can be wrong without the store. */
-  const readConfiguration = async (): Promise<{
-    tenants: Tenant[]
-    providers: Awaited<ReturnType<typeof loadProviders>>
-  }> => {
-    const tenants = await loadConfig(settings.config, {
-      env: options.env,
-      jwtSecret: settings.jwtSecret,
-    })
+  /** Provider scripts, key rings and grant contexts for `tenants`; throws on any problem. */
+  const build = async (tenants: readonly Tenant[]): Promise<TenantRuntime[]> => {
+    // Before the store is opened: a script that does not load stops the start without touching it.
     const providers = await loadProviders(
       tenants.flatMap((tenant) => tenant.providers),
       generation++,
     )
-    return { tenants, providers }
-  }
-  // Read before the store is opened: a bad configuration stops the start without touching it.
-  const initial = await readConfiguration()
-  const store = await openStore(settings.databaseUrl)
-  /** Key rings and grant contexts for a configuration; throws on any problem. */
-  const build = async ({
-    tenants,
-    providers,
-  }: Awaited<ReturnType<typeof readConfiguration>>): Promise<{
-    tenants: Tenant[]
-    registry: TenantRegistry
-  }> => {
-    const registry = await createTenantRegistry(tenants, {
+    const store = await openStoreOnce()
+    return createTenantRuntimes(tenants, {
       scheme: options.mode === 'dev' ? 'http' : 'https',
       jwtSecret: settings.jwtSecret,
       accessTokenTtlSeconds: Math.round(settings.tokenExpirationHours * 3600),
@@ -101,16 +118,44 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
       keyEncryptionSecret: settings.keyEncryptionSecret,
       users: (tenant) => createUserAuthenticator(tenant.providers, providers),
     })
-    return { tenants, registry }
   }
+  // One change at a time: a SIGHUP must not interleave with a file event or a watch event.
+  let changing: Promise<unknown> = Promise.resolve()
+  const serially = <T>(change: () => Promise<T>): Promise<T> => {
+    const next = changing.then(change)
+    changing = next.catch(() => undefined)
+    return next
+  }
+  // Only `put` and `remove` touch a single tenant, so one that cannot be built (a provider
+  // script that throws, a key store error) leaves every other tenant as it was.
+  const target: TenantTarget = {
+    replaceAll: (tenants) =>
+      serially(async () => {
+        const built = await build(tenants)
+        serveRuntimes(new Map(built.map((runtime) => [runtime.tenant.name, runtime])))
+      }),
+    put: (tenant) =>
+      serially(async () => {
+        const [runtime] = await build([tenant])
+        if (runtime === undefined) throw new TypeError(`tenant ${tenant.name} was not built`)
+        serveRuntimes(new Map(runtimes).set(tenant.name, runtime))
+      }),
+    remove: (name) =>
+      serially(() => {
+        if (runtimes.has(name)) {
+          const next = new Map(runtimes)
+          next.delete(name)
+          serveRuntimes(next)
+        }
+        return Promise.resolve()
+      }),
+  }
+
+  let closed = false
   try {
-    let current = await build(initial)
-    // Requests resolve their tenant through this indirection, so a reload swaps every tenant
-    // at once and a request already under way keeps the tenant it started with.
-    const registry: TenantRegistry = {
-      byHost: (host) => current.registry.byHost(host),
-      all: () => current.registry.all(),
-    }
+    if (source.listenBeforeLoaded) await openStoreOnce()
+    else await source.start(target)
+    const store = await openStoreOnce()
     const app = createApp({
       registry,
       grants: {
@@ -133,7 +178,7 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
       metrics: options.metrics ?? createMetrics(),
       maxBodyBytes: settings.maxBodyBytes,
       trustProxy: settings.trustProxy,
-      ready: () => true,
+      ready: () => source.loaded(),
       ping: () => store.ping(),
     })
     // Expired codes, login transactions and families are dead weight; sweep them now and then.
@@ -147,45 +192,59 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
       for (const runtime of registry.all()) void reloadKeys(runtime, logger)
     }, KEY_POLL_INTERVAL_MS)
     keyPoll.unref()
-    let reloading: Promise<boolean> = Promise.resolve(true)
-    const reload = (): Promise<boolean> => {
-      // One reload at a time: a burst of file events must not interleave two builds.
-      reloading = reloading.then(async () => {
-        try {
-          current = await build(await readConfiguration())
-        } catch (error) {
-          logger.error(
-            { problems: describeProblems(error) },
-            'configuration reload refused; still serving the previous configuration',
-          )
-          return false
-        }
-        logger.info(
-          { tenants: current.tenants.map((tenant) => tenant.name) },
-          'configuration reloaded',
-        )
-        return true
+    if (source.listenBeforeLoaded) {
+      // Retries until the first configuration is applied; it rejects only when closed first.
+      source.start(target).catch((error: unknown) => {
+        if (!closed) logger.error({ err: error }, 'the configuration source stopped')
       })
-      return reloading
     }
     return {
       app,
       registry,
       get tenants() {
-        return current.tenants
+        return [...runtimes.values()].map((runtime) => runtime.tenant)
       },
       store,
-      reload,
+      ready: () => source.loaded(),
+      reload: () => source.reload(),
       close: async () => {
+        closed = true
         clearInterval(sweep)
         clearInterval(keyPoll)
+        await source.close()
+        await changing
         await store.close()
       },
     }
   } catch (error) {
-    await store.close()
+    closed = true
+    await source.close()
+    await opened?.close()
     throw error
   }
+}
+
+/** The source TESSERA_CONFIG_SOURCE names; the Kubernetes client is loaded only when used. */
+async function createTenantSource(options: IssuerOptions): Promise<TenantSource> {
+  const { settings, logger, env } = options
+  if (settings.configSource === 'kubernetes') {
+    const { createKubernetesSource } = await import('./sources/kubernetes.js')
+    return createKubernetesSource({
+      namespace: settings.kubernetesNamespace,
+      providerDirectory: settings.config,
+      env,
+      jwtSecret: settings.jwtSecret,
+      logger,
+      watchProviders: options.watch ?? false,
+    })
+  }
+  return createFilesSource({
+    path: settings.config,
+    env,
+    jwtSecret: settings.jwtSecret,
+    logger,
+    watch: options.watch ?? false,
+  })
 }
 
 /**
@@ -209,22 +268,14 @@ async function reloadKeys(runtime: TenantRuntime, logger: Logger): Promise<void>
 }
 
 /**
- * Settings the issuer cannot honour are refused rather than ignored: the kubernetes source is
- * not built yet, and a short KEY_ENCRYPTION_SECRET would make weak encryption look strong (the
- * key is derived with HKDF, which needs a random secret, not a password).
+ * Settings the issuer cannot honour are refused rather than ignored: a short
+ * KEY_ENCRYPTION_SECRET would make weak encryption look strong (the key is derived with HKDF,
+ * which needs a random secret, not a password).
  *
  * @throws ConfigError listing each refused setting as `environment: NAME: problem`
  */
 export function checkSettings(settings: Settings): void {
   const issues = []
-  if (settings.configSource === 'kubernetes') {
-    issues.push({
-      file: 'environment',
-      line: 0,
-      path: 'TESSERA_CONFIG_SOURCE',
-      message: 'the kubernetes source is not available yet; use files',
-    })
-  }
   if (
     settings.keyEncryptionSecret !== undefined &&
     settings.keyEncryptionSecret.length < MIN_SECRET_LENGTH
@@ -237,11 +288,4 @@ export function checkSettings(settings: Settings): void {
     })
   }
   if (issues.length > 0) throw new ConfigError(issues)
-}
-
-/** A refused configuration, one line per problem, for the log. */
-function describeProblems(error: unknown): string[] {
-  if (error instanceof ConfigError) return error.issues.map(formatConfigIssue)
-  if (error instanceof Error) return error.message.split('\n')
-  return [String(error)]
 }

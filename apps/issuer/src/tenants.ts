@@ -23,7 +23,7 @@ export interface TenantRegistry {
   all(): readonly TenantRuntime[]
 }
 
-export interface TenantRegistryOptions {
+export interface TenantRuntimeOptions {
   /** `https` in production, `http` in dev (DESIGN §5). */
   scheme: 'http' | 'https'
   jwtSecret: string | undefined
@@ -45,17 +45,17 @@ export function issuerUrl(tenant: Tenant, scheme: 'http' | 'https'): string {
 }
 
 /**
- * Builds every tenant's runtime: key rings are loaded (and RS256 keys created on first use)
- * here, before the server listens, so nothing partial is ever served.
+ * Builds the runtime of each tenant: key rings are loaded (and RS256 keys created on first use)
+ * here, before the tenants are served, so nothing partial is ever served.
  *
  * Every tenant's stored keys are checked against KEY_ENCRYPTION_SECRET first: loading a ring
  * writes (it encrypts plaintext keys, rotates, prunes), and a wrong secret must stop the start
  * before any tenant's keys were touched.
  */
-export async function createTenantRegistry(
+export async function createTenantRuntimes(
   tenants: readonly Tenant[],
-  options: TenantRegistryOptions,
-): Promise<TenantRegistry> {
+  options: TenantRuntimeOptions,
+): Promise<TenantRuntime[]> {
   const hs256Signers = new Map<string, TokenSigner>()
   const hs256Signer = (secret: string): TokenSigner => {
     let signer = hs256Signers.get(secret)
@@ -75,7 +75,6 @@ export async function createTenantRegistry(
   }
 
   const runtimes: TenantRuntime[] = []
-  const hosts = new Map<string, TenantRuntime>()
   for (const tenant of tenants) {
     const keyRing = await loadKeyRing({
       tenant: tenant.name,
@@ -123,10 +122,22 @@ export async function createTenantRegistry(
       },
     }
     runtimes.push(runtime)
-    for (const host of tenant.hosts) hosts.set(normaliseHost(host), runtime)
   }
+  return runtimes
+}
+
+/**
+ * Indexes built tenants by host. The configuration sources guarantee that no two tenants share
+ * a host (config-schema's rules); were one repeated, the later tenant would answer for it.
+ */
+export function createTenantRegistry(runtimes: readonly TenantRuntime[]): TenantRegistry {
+  const hosts = new Map<string, TenantRuntime>()
+  for (const runtime of runtimes) {
+    for (const host of runtime.tenant.hosts) hosts.set(normaliseHost(host), runtime)
+  }
+  const all = [...runtimes]
   return {
     byHost: (host) => hosts.get(normaliseHost(host)),
-    all: () => runtimes,
+    all: () => all,
   }
 }

@@ -1,7 +1,42 @@
-import { describe, expect, it } from 'vitest'
+import type * as NodeFs from 'node:fs'
+import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { ConfigError, formatConfigIssue } from './model.js'
-import { parseSettings, SETTING_NAMES, SettingsSchema } from './settings.js'
+import {
+  parseSettings,
+  SERVICE_ACCOUNT_NAMESPACE_FILE,
+  SETTING_NAMES,
+  SettingsSchema,
+} from './settings.js'
 import type { Settings, SettingsMode } from './settings.js'
+
+// The service-account namespace file exists only in a pod: each test says whether it does, so
+// that the defaults do not depend on where the tests run.
+const serviceAccount = vi.hoisted(() => ({
+  file: '',
+  content: undefined as string | undefined,
+  reads: 0,
+}))
+vi.mock('node:fs', async (importOriginal) => {
+  const fs = await importOriginal<typeof NodeFs>()
+  const readFileSync = ((path: unknown, ...rest: unknown[]) => {
+    if (path !== serviceAccount.file)
+      return (fs.readFileSync as (...a: unknown[]) => unknown)(path, ...rest)
+    serviceAccount.reads++
+    if (serviceAccount.content === undefined) {
+      throw Object.assign(new Error(`ENOENT: no such file or directory, open '${path}'`), {
+        code: 'ENOENT',
+      })
+    }
+    return serviceAccount.content
+  }) as typeof fs.readFileSync
+  return { ...fs, readFileSync, default: { ...fs, readFileSync } }
+})
+
+beforeEach(() => {
+  serviceAccount.file = SERVICE_ACCOUNT_NAMESPACE_FILE
+  serviceAccount.content = undefined
+  serviceAccount.reads = 0
+})
 
 const START_DEFAULTS: Settings = {
   tokenExpirationHours: 2,
@@ -21,7 +56,11 @@ const START_DEFAULTS: Settings = {
   passwordMaxFailuresPerAddress: 50,
   passwordFailureWindowSeconds: 900,
   logLevel: 'info',
+  kubernetesNamespace: 'default',
 }
+
+const NAMESPACE_MESSAGE =
+  'must be a namespace name: lower-case letters, digits and hyphens, starting and ending with a letter or digit'
 
 /** The issues of `vars`, formatted. */
 function issues(vars: Record<string, string | undefined>, mode: SettingsMode = 'start'): string[] {
@@ -68,6 +107,7 @@ describe('parseSettings', () => {
       PASSWORD_MAX_FAILURES_PER_ADDRESS: '20',
       PASSWORD_FAILURE_WINDOW_SECONDS: '60',
       LOG_LEVEL: 'debug',
+      TESSERA_KUBERNETES_NAMESPACE: 'tessera-prod',
     }
     expect(Object.keys(vars)).toEqual([...SETTING_NAMES])
     expect(parseSettings(vars, 'dev')).toEqual({
@@ -90,6 +130,7 @@ describe('parseSettings', () => {
       passwordMaxFailuresPerAddress: 20,
       passwordFailureWindowSeconds: 60,
       logLevel: 'debug',
+      kubernetesNamespace: 'tessera-prod',
     })
   })
 
@@ -173,6 +214,10 @@ describe('parseSettings', () => {
     ['PASSWORD_MAX_FAILURES_PER_ADDRESS', '2.5', 'must be a positive integer'],
     ['PASSWORD_FAILURE_WINDOW_SECONDS', '15m', 'must be a positive integer'],
     ['LOG_LEVEL', 'verbose', 'must be one of fatal, error, warn, info, debug, trace, silent'],
+    ['TESSERA_KUBERNETES_NAMESPACE', 'Tessera', NAMESPACE_MESSAGE],
+    ['TESSERA_KUBERNETES_NAMESPACE', 'tessera.prod', NAMESPACE_MESSAGE],
+    ['TESSERA_KUBERNETES_NAMESPACE', '-tessera', NAMESPACE_MESSAGE],
+    ['TESSERA_KUBERNETES_NAMESPACE', 'n'.repeat(64), 'must be at most 63 characters'],
   ])('refuses %s=%j', (name, value, message) => {
     expect(issues({ [name]: value })).toEqual([`environment: ${name}: ${message}`])
   })
@@ -192,6 +237,36 @@ describe('parseSettings', () => {
       'environment: JWKS_GRACE_HOURS: must be at least 2 × TOKEN_EXPIRATION_IN_HOURS (6)',
       'environment: LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent',
     ])
+  })
+})
+
+describe('parseSettings: TESSERA_KUBERNETES_NAMESPACE', () => {
+  it('defaults to the namespace of the pod, from the service-account file', () => {
+    serviceAccount.content = 'tessera-staging\n'
+    expect(parseSettings({}, 'start').kubernetesNamespace).toBe('tessera-staging')
+  })
+
+  it('prefers the variable (or flag) to the service-account file', () => {
+    serviceAccount.content = 'tessera-staging'
+    expect(
+      parseSettings({ TESSERA_KUBERNETES_NAMESPACE: 'tenants' }, 'start').kubernetesNamespace,
+    ).toBe('tenants')
+  })
+
+  it('falls back to default outside a cluster or when the file holds no namespace name', () => {
+    expect(parseSettings({}, 'dev').kubernetesNamespace).toBe('default')
+    serviceAccount.content = '  \n'
+    expect(parseSettings({}, 'dev').kubernetesNamespace).toBe('default')
+    serviceAccount.content = 'Not/A/Namespace'
+    expect(parseSettings({}, 'dev').kubernetesNamespace).toBe('default')
+  })
+
+  it('reads the file only when the variable is unset', () => {
+    serviceAccount.content = 'tessera-staging'
+    parseSettings({ TESSERA_KUBERNETES_NAMESPACE: 'tenants' }, 'start')
+    expect(serviceAccount.reads).toBe(0)
+    parseSettings({}, 'start')
+    expect(serviceAccount.reads).toBe(1)
   })
 })
 

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { readFileSync } from 'node:fs'
 import * as z from 'zod'
 import { errorMap, flattenIssues } from './internal/issues.js'
 import { MIN_SECRET_LENGTH } from './internal/fields.js'
@@ -35,6 +36,7 @@ export const SETTING_NAMES = [
   'PASSWORD_MAX_FAILURES_PER_ADDRESS',
   'PASSWORD_FAILURE_WINDOW_SECONDS',
   'LOG_LEVEL',
+  'TESSERA_KUBERNETES_NAMESPACE',
 ] as const
 
 /** One of {@link SETTING_NAMES}. */
@@ -67,7 +69,10 @@ export interface Settings {
   port: number
   /** HOST: listen address (default 0.0.0.0; dev: 127.0.0.1). */
   host: string
-  /** TESSERA_CONFIG: tenant YAML, a file or a directory (default ./config; dev: ./examples). */
+  /**
+   * TESSERA_CONFIG: tenant YAML, a file or a directory (default ./config; dev: ./examples). With
+   * the kubernetes source, the directory that the Tenants' provider paths resolve against.
+   */
   config: string
   /** TESSERA_CONFIG_SOURCE: `files`, or `kubernetes` to watch Tenant resources (default files). */
   configSource: 'files' | 'kubernetes'
@@ -99,7 +104,23 @@ export interface Settings {
   passwordFailureWindowSeconds: number
   /** LOG_LEVEL (extra): fatal, error, warn, info, debug, trace or silent (default info). */
   logLevel: LogLevel
+  /**
+   * TESSERA_KUBERNETES_NAMESPACE (extra): the namespace whose Tenant resources the kubernetes
+   * source serves. Default: the pod's own namespace (the service-account namespace file, see
+   * {@link SERVICE_ACCOUNT_NAMESPACE_FILE}), else `default`.
+   */
+  kubernetesNamespace: string
 }
+
+/**
+ * Where Kubernetes mounts the namespace of a pod's service account: the default of
+ * TESSERA_KUBERNETES_NAMESPACE when the issuer runs in a cluster.
+ */
+export const SERVICE_ACCOUNT_NAMESPACE_FILE =
+  '/var/run/secrets/kubernetes.io/serviceaccount/namespace'
+
+/** A namespace name is a DNS label (RFC 1123), as Kubernetes validates it. */
+const NAMESPACE = /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?$/
 
 const DECIMAL = /^(?:\d+(?:\.\d*)?|\.\d+)$/
 const INTEGER = /^\d+$/
@@ -205,12 +226,25 @@ export const SettingsSchema = z.object({
   LOG_LEVEL: variable(
     z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
   ),
+  TESSERA_KUBERNETES_NAMESPACE: variable(
+    z
+      .string()
+      .max(63, 'must be at most 63 characters')
+      .regex(
+        NAMESPACE,
+        'must be a namespace name: lower-case letters, digits and hyphens, starting and ending with a letter or digit',
+      )
+      .optional(),
+  ),
 })
 
 /**
  * Reads the settings from environment variables (and flags the CLI mapped onto the same names),
  * applying the defaults of `mode`. Throws a {@link ConfigError} listing every bad variable, as
  * `environment: NAME: problem`; values are never repeated in messages.
+ *
+ * Its one read of the file system: without TESSERA_KUBERNETES_NAMESPACE, the pod's namespace is
+ * read from {@link SERVICE_ACCOUNT_NAMESPACE_FILE} when that file exists.
  *
  * @example
  * const settings = parseSettings(process.env, 'start')
@@ -276,9 +310,24 @@ export function parseSettings(
     passwordMaxFailuresPerAddress: env.PASSWORD_MAX_FAILURES_PER_ADDRESS,
     passwordFailureWindowSeconds: env.PASSWORD_FAILURE_WINDOW_SECONDS,
     logLevel: env.LOG_LEVEL,
+    kubernetesNamespace:
+      env.TESSERA_KUBERNETES_NAMESPACE ?? readServiceAccountNamespace() ?? 'default',
   }
   if (env.JWT_SECRET !== undefined) settings.jwtSecret = env.JWT_SECRET
   if (env.KEY_ENCRYPTION_SECRET !== undefined)
     settings.keyEncryptionSecret = env.KEY_ENCRYPTION_SECRET
   return settings
+}
+
+/** The namespace of the pod's service account, when running in a cluster. */
+function readServiceAccountNamespace(): string | undefined {
+  let text: string
+  try {
+    text = readFileSync(SERVICE_ACCOUNT_NAMESPACE_FILE, 'utf8')
+  } catch {
+    // Outside a cluster (or without an automounted token): no file, no namespace.
+    return undefined
+  }
+  const namespace = text.trim()
+  return NAMESPACE.test(namespace) ? namespace : undefined
 }

@@ -32,6 +32,10 @@ Every setting is an environment variable and a flag: JWT_SECRET is --jwt-secret,
 --port, TESSERA_CONFIG is --tessera-config (or --config), and so on. The keys commands read
 them as start does (DATABASE_URL, TESSERA_CONFIG, KEY_ENCRYPTION_SECRET, JWKS_GRACE_HOURS),
 or with dev's defaults given --dev; running issuers see their changes within 5 seconds.
+
+With TESSERA_CONFIG_SOURCE=kubernetes, start and dev serve the Tenant resources of
+TESSERA_KUBERNETES_NAMESPACE (default: the pod's own namespace) and TESSERA_CONFIG is the
+directory of the provider scripts those Tenants name (docs/kubernetes-source.md).
 `
 
 async function main(argv: string[]): Promise<number> {

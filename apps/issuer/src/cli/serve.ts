@@ -1,8 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import { statSync, watch } from 'node:fs'
 import type { Server } from 'node:http'
 import { parseSettings } from '@tessera/config-schema'
-import type { Logger } from 'pino'
 import { collectDefaultMetrics } from 'prom-client'
 import { createIssuer } from '../issuer.js'
 import { createLogger } from '../logger.js'
@@ -47,7 +45,9 @@ export async function serve(
   }
   const metrics = createMetrics()
   collectDefaultMetrics({ register: metrics.registry })
-  const issuer = await createIssuer({ settings, mode, logger, env: vars, metrics })
+  // watch: reload on changes under TESSERA_CONFIG (files), re-import provider scripts when their
+  // directory changes (kubernetes).
+  const issuer = await createIssuer({ settings, mode, logger, env: vars, metrics, watch: true })
 
   const server: Server = issuer.app.listen(settings.port, settings.host)
   await new Promise<void>((resolve, reject) => {
@@ -66,6 +66,11 @@ export async function serve(
         kid: t.keyRing.activeKid(),
       })),
       database: settings.databaseUrl.split(':', 1)[0],
+      source:
+        settings.configSource === 'kubernetes'
+          ? `kubernetes:${settings.kubernetesNamespace}`
+          : settings.config,
+      ready: issuer.ready(),
     },
     'tessera issuer listening',
   )
@@ -91,34 +96,9 @@ export async function serve(
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
 
-  // Configuration reload without a restart: SIGHUP, or any change under the config path.
+  // Configuration reload without a restart: SIGHUP (the sources also follow changes themselves).
   process.on('SIGHUP', () => {
     logger.info('SIGHUP: reloading the configuration')
     void issuer.reload()
   })
-  watchConfiguration(settings.config, () => void issuer.reload(), logger)
-}
-
-// Editors and `kubectl cp` write a file in several steps; one reload after the burst is enough.
-const RELOAD_DEBOUNCE_MS = 300
-
-/** Calls `onChange` once per burst of file-system events under `path` (file or directory). */
-function watchConfiguration(path: string, onChange: () => void, logger: Logger): void {
-  let timer: NodeJS.Timeout | undefined
-  try {
-    const recursive = statSync(path).isDirectory()
-    const watcher = watch(path, { recursive, persistent: false }, () => {
-      clearTimeout(timer)
-      timer = setTimeout(() => {
-        logger.info({ path }, 'configuration changed on disk: reloading')
-        onChange()
-      }, RELOAD_DEBOUNCE_MS)
-      timer.unref()
-    })
-    watcher.on('error', (error) => {
-      logger.warn({ err: error }, 'watching the configuration failed; SIGHUP still reloads')
-    })
-  } catch (error) {
-    logger.warn({ err: error }, 'cannot watch the configuration; SIGHUP still reloads')
-  }
 }

@@ -5,8 +5,11 @@ import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { parseSettings } from '@tessera/config-schema'
+import type { Settings } from '@tessera/config-schema'
+import type { Logger } from 'pino'
 import { createIssuer, createLogger } from '../../src/index.js'
 import type { Issuer } from '../../src/index.js'
+import type { TenantSource } from '../../src/sources/source.js'
 
 export const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url))
 export const JWT_SECRET = 'test-secret-0123456789-abcdefghijklmnop'
@@ -50,6 +53,12 @@ export async function startIssuer(options: {
   config?: string
   vars?: Record<string, string>
   clock?: () => number
+  /** The tenant source (default: the one the settings name), e.g. with short retries. */
+  source?: (context: {
+    settings: Settings
+    logger: Logger
+    env: Record<string, string>
+  }) => TenantSource
 }): Promise<RunningIssuer> {
   const vars = {
     JWT_SECRET,
@@ -66,12 +75,14 @@ export async function startIssuer(options: {
       done()
     },
   })
+  const logger = createLogger(settings.logLevel, sink)
   const issuer = await createIssuer({
     settings,
     mode: 'dev',
-    logger: createLogger(settings.logLevel, sink),
+    logger,
     env: vars,
     clock: options.clock,
+    source: options.source?.({ settings, logger, env: vars }),
   })
   const server: Server = issuer.app.listen(0, '127.0.0.1')
   await new Promise<void>((resolve) => server.once('listening', resolve))

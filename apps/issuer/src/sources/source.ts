@@ -1,0 +1,57 @@
+/**
+ * Where the issuer's tenants come from (TESSERA_CONFIG_SOURCE): the contract between a source
+ * and the issuer that serves what it hands over.
+ *
+ * @module
+ */
+import { ConfigError, formatConfigIssue } from '@tessera/config-schema'
+import type { Tenant } from '@tessera/config-schema'
+
+/**
+ * What a source changes in the issuer. Each call builds what it is given (provider scripts, key
+ * rings) and swaps it in only when everything built; on failure it throws and the tenants served
+ * before stay exactly as they were. Calls never overlap: the issuer runs them one at a time.
+ */
+export interface TenantTarget {
+  /** Serves exactly `tenants`, all or nothing (a reload of the files source). */
+  replaceAll(tenants: readonly Tenant[]): Promise<void>
+  /**
+   * Serves a new or changed tenant, named by `tenant.name`, and leaves every other one alone. A
+   * tenant that cannot be built throws, and its previous version (if any) keeps serving.
+   */
+  put(tenant: Tenant): Promise<void>
+  /** Stops serving the tenant of this name; nothing happens when it is not served. */
+  remove(name: string): Promise<void>
+}
+
+/** A configuration source: `files` (TESSERA_CONFIG on disk) or `kubernetes` (Tenant resources). */
+export interface TenantSource {
+  /**
+   * Whether the issuer may listen before the first configuration is applied. `files` does not:
+   * a bad configuration stops the start (DESIGN §2). `kubernetes` does, with /readyz answering
+   * 503 until the first list of Tenant resources is applied.
+   */
+  readonly listenBeforeLoaded: boolean
+  /**
+   * Applies the first configuration to `target`, then follows changes. `files` rejects when the
+   * configuration has any problem; `kubernetes` retries with backoff until it succeeds and
+   * rejects only when closed first.
+   */
+  start(target: TenantTarget): Promise<void>
+  /** Whether the first configuration has been applied (for /readyz). */
+  loaded(): boolean
+  /**
+   * Reads the configuration again (SIGHUP) and re-imports provider scripts. Answers whether
+   * everything read was taken; what was refused is logged, one line per problem.
+   */
+  reload(): Promise<boolean>
+  /** Stops following changes (watchers, connections, timers). */
+  close(): Promise<void>
+}
+
+/** A refused configuration, one line per problem, for the log. */
+export function describeProblems(error: unknown): string[] {
+  if (error instanceof ConfigError) return error.issues.map(formatConfigIssue)
+  if (error instanceof Error) return error.message.split('\n')
+  return [String(error)]
+}

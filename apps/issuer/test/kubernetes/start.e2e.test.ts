@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eventually } from '../support/eventually.js'
+import { send } from '../support/http.js'
+import { JWT_SECRET, tempDir } from '../support/issuer.js'
+import { runCli, startIssuerCli } from '../support/process.js'
+import { startFakeApiServer } from './fake-api-server.js'
+import type { FakeApiServer } from './fake-api-server.js'
+import {
+  ACME,
+  expectNotServed,
+  expectServed,
+  GLOBEX,
+  NAMESPACE,
+  passwordToken,
+  providerDirectory,
+  tenant,
+} from './fixtures.js'
+
+describe('tessera start with TESSERA_CONFIG_SOURCE=kubernetes', () => {
+  let tmp: ReturnType<typeof tempDir>
+  let api: FakeApiServer
+  let vars: Record<string, string>
+  beforeAll(async () => {
+    tmp = tempDir()
+    api = await startFakeApiServer({ namespace: NAMESPACE })
+    vars = {
+      TESSERA_CONFIG_SOURCE: 'kubernetes',
+      TESSERA_CONFIG: providerDirectory(tmp.dir),
+      TESSERA_KUBERNETES_NAMESPACE: NAMESPACE,
+      KUBECONFIG: api.writeKubeConfig(tmp.dir),
+      JWT_SECRET,
+      DATABASE_URL: `sqlite:${tmp.dir}/tessera.db`,
+    }
+  })
+  afterAll(async () => {
+    await api.close()
+    tmp.remove()
+  })
+
+  it('serves the Tenant resources, follows them through a dropped watch and a 410, and stops cleanly', async () => {
+    api.apply(tenant('acme', [ACME.host], ACME))
+    const cli = await startIssuerCli(vars, 'start')
+    try {
+      await eventually(async () =>
+        expect((await send(cli.url, { path: '/readyz', host: 'probe' })).status).toBe(200),
+      )
+      // `start` issues https issuer URLs.
+      await expectServed(cli.url, ACME.host, 'https://acme.test')
+      expect((await passwordToken(cli.url, ACME.host, ACME)).status).toBe(200)
+
+      api.apply(tenant('globex', [GLOBEX.host], GLOBEX))
+      await eventually(() => expectServed(cli.url, GLOBEX.host, 'https://globex.test'))
+
+      // The connection drops: the issuer reconnects (default backoff) and sees what came after.
+      await eventually(() => expect(api.openWatches()).toBe(1))
+      api.dropWatches()
+      api.remove('acme')
+      await eventually(() => expectNotServed(cli.url, ACME.host))
+
+      // The open watch is told its version expired: the issuer lists again and keeps serving.
+      await eventually(() => expect(api.openWatches()).toBe(1))
+      const lists = api.lists
+      api.expire('event')
+      await eventually(() => expect(api.lists).toBe(lists + 1))
+      expect((await passwordToken(cli.url, GLOBEX.host, GLOBEX)).status).toBe(200)
+
+      const log = cli.logs.join('\n')
+      expect(log).toContain('"msg":"Tenant resources loaded"')
+      expect(log).toContain('"msg":"Tenant watch failed; reconnecting"')
+      expect(log).toContain('"msg":"Tenant watch expired (410 Gone); listing again"')
+      expect(log).not.toContain(api.token)
+    } finally {
+      await cli.stop()
+    }
+    expect(cli.child.exitCode).toBe(0)
+  })
+
+  it('exits 1 before listening when the kubeconfig cannot be read', async () => {
+    const result = await runCli(['start', '--port', '0'], {
+      ...vars,
+      KUBECONFIG: `${tmp.dir}/missing-kubeconfig.yaml`,
+    })
+    expect(result.status).toBe(1)
+    expect(result.stderr).toContain(
+      `environment: KUBECONFIG: no such file: ${tmp.dir}/missing-kubeconfig.yaml`,
+    )
+    expect(result.stdout).not.toContain('listening')
+  })
+})
