@@ -1,9 +1,12 @@
-import { loadConfig, parseSettings } from '@tessera/config-schema'
+import { parseSettings } from '@tessera/config-schema'
 import { loadProviders } from '../providers.js'
+import { readTenants } from './read-tenants.js'
 
 /**
  * `tessera check-config`: validates settings, every tenant file and every provider script as
- * `start` would (`--dev` for dev's defaults), and prints a summary or every problem.
+ * `start` would (`--dev` for dev's defaults), and prints a summary or every problem. With
+ * TESSERA_CONFIG_SOURCE=kubernetes it lists the namespace's Tenant resources once instead, and
+ * fails when any is refused.
  */
 export async function checkConfigCommand(
   flagSettings: Record<string, string>,
@@ -11,9 +14,18 @@ export async function checkConfigCommand(
 ): Promise<number> {
   const vars: Record<string, string | undefined> = { ...process.env, ...flagSettings }
   const settings = parseSettings(vars, dev ? 'dev' : 'start')
-  const tenants = await loadConfig(settings.config, { env: vars, jwtSecret: settings.jwtSecret })
+  const { tenants, refused } = await readTenants(settings, vars, settings.jwtSecret)
   await loadProviders(tenants.flatMap((tenant) => tenant.providers))
-  process.stdout.write(`configuration OK: ${tenants.length} tenant(s) from ${settings.config}\n`)
+  const from =
+    settings.configSource === 'kubernetes'
+      ? `Tenant resources in namespace ${settings.kubernetesNamespace}`
+      : settings.config
+  if (refused.length > 0) {
+    for (const problem of refused) process.stderr.write(`${problem}\n`)
+    process.stderr.write(`configuration refused: ${refused.length} problem(s) in ${from}\n`)
+    return 1
+  }
+  process.stdout.write(`configuration OK: ${tenants.length} tenant(s) from ${from}\n`)
   for (const tenant of tenants) {
     process.stdout.write(
       `  ${tenant.name}: ${tenant.jwtAlgorithm}, hosts ${tenant.hosts.join(', ')}, ` +

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { loadConfig, parseSettings } from '@tessera/config-schema'
+import { parseSettings } from '@tessera/config-schema'
 import type { Settings, Tenant } from '@tessera/config-schema'
 import { KeyError, readKeys, revokeKey, rotateKey } from '@tessera/keys'
 import type { KeyInfo } from '@tessera/keys'
@@ -7,6 +7,7 @@ import { openStore } from '@tessera/store'
 import type { Store } from '@tessera/store'
 import { checkSettings, KEY_POLL_INTERVAL_MS } from '../issuer.js'
 import { parseCommandLine } from './flags.js'
+import { readTenants } from './read-tenants.js'
 
 const SUBCOMMANDS = ['list', 'rotate', 'revoke'] as const
 type Subcommand = (typeof SUBCOMMANDS)[number]
@@ -100,7 +101,8 @@ async function run(args: string[]): Promise<number> {
   // The tenants are read for their names and algorithms only. These commands sign nothing, so a
   // missing JWT_SECRET is no reason to refuse; a throwaway value lets HS256 tenants load.
   const jwtSecret = settings.jwtSecret ?? randomBytes(32).toString('base64url')
-  const tenants = await loadConfig(settings.config, { env: vars, jwtSecret })
+  const { tenants, refused } = await readTenants(settings, vars, jwtSecret)
+  for (const problem of refused) process.stderr.write(`tessera keys: refused: ${problem}\n`)
   const selected = tenantName === undefined ? tenants : [findTenant(tenants, tenantName)]
 
   const store = await openStore(settings.databaseUrl)

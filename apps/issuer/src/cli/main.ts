@@ -69,8 +69,10 @@ async function main(argv: string[]): Promise<number> {
 
 main(process.argv.slice(2)).then(
   (code) => {
-    // -1: a server is running and exits on a signal.
-    if (code >= 0) process.exitCode = code
+    // -1: a server is running and exits on a signal. A one-shot command is over when its work
+    // is: a socket the Kubernetes client cannot abort (a watch it had begun) must not keep it
+    // alive. Output is already written: stdout and stderr are synchronous for files and pipes.
+    if (code >= 0) process.exit(code)
   },
   (error: unknown) => {
     if (error instanceof ConfigError || error instanceof ProviderError) {

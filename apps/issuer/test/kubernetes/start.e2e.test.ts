@@ -10,6 +10,7 @@ import {
   expectNotServed,
   expectServed,
   GLOBEX,
+  INITECH,
   NAMESPACE,
   passwordToken,
   providerDirectory,
@@ -73,6 +74,36 @@ describe('tessera start with TESSERA_CONFIG_SOURCE=kubernetes', () => {
       await cli.stop()
     }
     expect(cli.child.exitCode).toBe(0)
+  })
+
+  it('runs check-config and keys against the Tenant resources', async () => {
+    api.apply(tenant('initech', [INITECH.host], INITECH, { jwt_algorithm: 'RS256' }))
+    // Invalid: its client_id is not a UUID. Refused, and named, without hiding the others.
+    api.apply(tenant('broken', ['broken.test'], { client: 'not-a-uuid', secret: 'x' }))
+
+    const checked = await runCli(['check-config'], vars)
+    expect(checked.status).toBe(1)
+    expect(checked.stderr).toContain(`kubernetes:${NAMESPACE}/broken`)
+    expect(checked.stderr).toContain('client_id')
+    expect(checked.stderr).toContain('configuration refused: ')
+
+    const rotated = await runCli(['keys', 'rotate', '--tenant', 'initech'], vars)
+    expect(rotated.stdout + rotated.stderr).not.toContain(api.token)
+    expect(rotated.status, rotated.stderr).toBe(0)
+    const listed = await runCli(['keys', 'list', '--json', '--tenant', 'initech'], vars)
+    expect(listed.status, listed.stderr).toBe(0)
+    const keys = JSON.parse(listed.stdout) as { tenant: string; state: string }[]
+    expect(keys.map((key) => [key.tenant, key.state])).toEqual([['initech', 'active']])
+    const missing = await runCli(['keys', 'list', '--tenant', 'broken'], vars)
+    expect(missing.status).toBe(1)
+    expect(missing.stderr).toContain('broken')
+
+    api.remove('broken')
+    const clean = await runCli(['check-config'], vars)
+    expect(clean.stderr).toBe('')
+    expect(clean.status).toBe(0)
+    expect(clean.stdout).toContain(`from Tenant resources in namespace ${NAMESPACE}`)
+    expect(clean.stdout).toContain('initech: RS256')
   })
 
   it('exits 1 before listening when the kubeconfig cannot be read', async () => {
