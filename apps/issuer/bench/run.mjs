@@ -2,59 +2,26 @@
 // in the same run. The measured server is pinned to core 0 and this load generator to core 1
 // (taskset), so the two do not fight over one core. Environment: BENCH_SECONDS (default 8),
 // BENCH_CONNECTIONS (default 10).
-import { spawn, spawnSync } from 'node:child_process'
-import { request as httpRequest } from 'node:http'
+import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
+import { hasTaskset, pinLoadGenerator, pinned, refreshScenario, startServer } from './lib.mjs'
 
 const here = fileURLToPath(new URL('.', import.meta.url))
-const hasTaskset = spawnSync('taskset', ['-c', '0', 'true']).status === 0
-if (hasTaskset && process.env.BENCH_LOADGEN_PINNED !== '1') {
-  const result = spawnSync('taskset', ['-c', '1', process.execPath, ...process.argv.slice(1)], {
-    stdio: 'inherit',
-    env: { ...process.env, BENCH_LOADGEN_PINNED: '1' },
-  })
-  process.exit(result.status ?? 1)
-}
+pinLoadGenerator()
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
-const pinned = (args) => (hasTaskset ? ['taskset', ['-c', '0', ...args]] : [args[0], args.slice(1)])
 const children = []
 
-/** Starts a server pinned to core 0 and resolves with the URL it prints (a JSON line). */
-function startServer(args, env, pick) {
-  const [command, argv] = pinned(args)
-  const child = spawn(command, argv, {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
+/** Starts a server pinned to core 0 and resolves with its URL; stopped at the end. */
+async function start(args, env, pick) {
+  const { url, child } = await startServer(args, env, pick)
   children.push(child)
-  return new Promise((resolve, reject) => {
-    let buffered = ''
-    const onData = (chunk) => {
-      buffered += chunk
-      for (const line of buffered.split('\n')) {
-        try {
-          const url = pick(JSON.parse(line))
-          if (url) {
-            // Keep draining the log so the server never blocks on a full pipe.
-            child.stdout.off('data', onData)
-            child.stdout.resume()
-            resolve(url)
-            return
-          }
-        } catch {
-          // not a complete JSON line yet
-        }
-      }
-    }
-    child.stdout.on('data', onData)
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)))
-  })
+  return url
 }
 
 async function load(name, options) {
@@ -66,103 +33,9 @@ async function load(name, options) {
   return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 }
 }
 
-/** One HTTP request with a chosen Host header (fetch cannot set one). */
-function call(url, { method = 'GET', host, headers = {}, body } = {}) {
-  const target = new URL(url)
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      {
-        host: target.hostname,
-        port: target.port,
-        path: target.pathname + target.search,
-        method,
-        headers: { host, ...headers },
-        agent: false,
-      },
-      (res) => {
-        let text = ''
-        res.on('data', (chunk) => (text += chunk))
-        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, text }))
-      },
-    )
-    req.on('error', reject)
-    req.end(body)
-  })
-}
-
-/** Signs the bench user in through /authorize and redeems the code: a fresh refresh token. */
-async function refreshTokenFor(issuerUrl, host, clientId) {
-  const redirectUri = 'http://localhost:9999/cb'
-  const query = new URLSearchParams({
-    response_type: 'code',
-    client_id: clientId,
-    redirect_uri: redirectUri,
-    state: 's',
-  })
-  const page = await call(`${issuerUrl}/authorize?${query}`, { host })
-  const csrf = /name="csrf_token" value="([^"]+)"/.exec(page.text)[1]
-  const cookie = page.headers['set-cookie'][0].split(';')[0]
-  const login = await call(`${issuerUrl}/authorize`, {
-    method: 'POST',
-    host,
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-    body: new URLSearchParams({
-      csrf_token: csrf,
-      username: 'bench',
-      password: 'bench',
-    }).toString(),
-  })
-  const code = new URL(login.headers.location).searchParams.get('code')
-  const tokens = await call(`${issuerUrl}/token`, {
-    method: 'POST',
-    host,
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: redirectUri,
-      client_id: clientId,
-      client_secret: 'bench-secret',
-    }),
-  })
-  return JSON.parse(tokens.text).refresh_token
-}
-
-/**
- * The refresh grant with rotation on. A token is good for one use, so requests draw live tokens
- * from a pool and each response puts its new refresh token back (autocannon resets a
- * connection's context between requests, so chains cannot live there).
- */
-async function refreshScenario(issuerUrl, host, clientId) {
-  const pool = []
-  for (let i = 0; i < 2 * CONNECTIONS; i++)
-    pool.push(await refreshTokenFor(issuerUrl, host, clientId))
-  return {
-    url: `${issuerUrl}/token`,
-    requests: [
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', host },
-        setupRequest: (req) => ({
-          ...req,
-          body: JSON.stringify({
-            grant_type: 'refresh_token',
-            refresh_token: pool.shift(),
-            client_id: clientId,
-            client_secret: 'bench-secret',
-          }),
-        }),
-        onResponse: (status, body) => {
-          if (status === 200) pool.push(JSON.parse(body).refresh_token)
-        },
-      },
-    ],
-  }
-}
-
 const tmp = mkdtempSync(join(tmpdir(), 'tessera-bench-'))
 try {
-  const issuerUrl = await startServer(
+  const issuerUrl = await start(
     [process.execPath, join(here, '..', 'dist', 'cli', 'main.js'), 'dev', '--port', '0'],
     {
       JWT_SECRET: 'bench-secret-0123456789-abcdefghijklmnop',
@@ -173,7 +46,7 @@ try {
     },
     (line) => line.msg === 'tessera issuer listening' && line.url,
   )
-  const baselineUrl = await startServer(
+  const baselineUrl = await start(
     [process.execPath, join(here, 'baseline-koa.mjs')],
     {},
     (line) => line.url,
@@ -208,12 +81,22 @@ try {
   rows.push(
     await load(
       'refresh grant, HS256 (rotation, SQLite)',
-      await refreshScenario(issuerUrl, 'hs.bench', '0b0b0b0b-0000-4000-8000-000000000001'),
+      await refreshScenario(
+        issuerUrl,
+        'hs.bench',
+        '0b0b0b0b-0000-4000-8000-000000000001',
+        CONNECTIONS,
+      ),
     ),
   )
   const rsRefresh = await load(
     'refresh grant, RS256 (rotation, SQLite)',
-    await refreshScenario(issuerUrl, 'rs.bench', '0b0b0b0b-0000-4000-8000-000000000002'),
+    await refreshScenario(
+      issuerUrl,
+      'rs.bench',
+      '0b0b0b0b-0000-4000-8000-000000000002',
+      CONNECTIONS,
+    ),
   )
   rows.push(rsRefresh)
   const rsPassword = await load('password grant, RS256', {

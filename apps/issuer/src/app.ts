@@ -1,11 +1,10 @@
-import { Router } from '@koa/router'
 import type { GrantDeps } from '@tessera/grants'
 import Koa from 'koa'
 import type { Logger } from 'pino'
-import { errorHandler } from './http/errors.js'
-import { HttpError } from './http/http-error.js'
-import { methodNotAllowed, resolveTenant } from './http/tenant.js'
+import { respondWithError } from './http/errors.js'
+import { createRouter } from './http/router.js'
 import type { TenantState } from './http/tenant.js'
+import { createRequestLogger } from './logger.js'
 import type { Metrics } from './metrics.js'
 import { authorizeRoute, loginRoute } from './routes/authorize.js'
 import { healthzRoute, metricsRoute, readyzRoute } from './routes/health.js'
@@ -46,74 +45,65 @@ const KNOWN_ROUTES = new Set([
 /**
  * Builds the issuer's Koa app. No I/O happens here; the CLI calls `listen`.
  *
+ * The app is one middleware: it routes with one lookup (`createRouter`), answers errors
+ * (`respondWithError`) and logs and measures every request, errors included. Each further Koa
+ * middleware would cost every request a dispatch and a promise.
+ *
  * @example
  * const app = createApp(deps)
  * app.listen(3000)
  */
 export function createApp(deps: AppDeps): Koa {
-  const app = new Koa({ proxy: deps.trustProxy })
-  // Koa would print unexpected errors to stderr itself; ours are logged by errorHandler.
+  const app = new Koa<Partial<TenantState>>({ proxy: deps.trustProxy })
+  // Koa would print unexpected errors to stderr itself; ours are logged by respondWithError.
   app.silent = true
 
-  app.use(requestLog(deps))
-  app.use(errorHandler(deps.logger))
-
-  // Operational endpoints answer on any host (DESIGN §4).
-  const ops = new Router()
-  ops.get('/healthz', healthzRoute())
-  ops.get('/readyz', readyzRoute(deps))
-  ops.get('/metrics', metricsRoute(deps.metrics.registry))
-  app.use(ops.routes())
-
-  const tenantRouter = new Router<TenantState>()
-  tenantRouter.post('/token', tokenRoute(deps))
-  tenantRouter.get('/authorize', authorizeRoute(deps))
-  tenantRouter.post('/authorize', loginRoute(deps))
-  tenantRouter.post('/revoke', revokeRoute(deps))
-  tenantRouter.post('/introspect', introspectRoute(deps))
-  tenantRouter.get('/.well-known/jwks.json', jwksRoute())
-  tenantRouter.get('/.well-known/oauth-authorization-server', metadataRoute())
-  tenantRouter.all('/token', methodNotAllowed(['POST']))
-  tenantRouter.all('/authorize', methodNotAllowed(['GET', 'HEAD', 'POST']))
-  tenantRouter.all('/revoke', methodNotAllowed(['POST']))
-  tenantRouter.all('/introspect', methodNotAllowed(['POST']))
-  tenantRouter.all('/.well-known/jwks.json', methodNotAllowed(['GET', 'HEAD']))
-  tenantRouter.all('/.well-known/oauth-authorization-server', methodNotAllowed(['GET', 'HEAD']))
-  // Resolved for every other path, so an unknown host gets the same 404 whatever it asks for.
-  app.use(resolveTenant(deps.registry))
-  app.use(tenantRouter.routes())
-  app.use(() => {
-    throw new HttpError(404, 'invalid_request', 'not found')
+  const router = createRouter({
+    registry: deps.registry,
+    // Operational endpoints answer on any host (DESIGN §4).
+    operational: {
+      '/healthz': healthzRoute(),
+      '/readyz': readyzRoute(deps),
+      '/metrics': metricsRoute(deps.metrics.registry),
+    },
+    tenant: {
+      '/token': { POST: tokenRoute(deps) },
+      '/authorize': { GET: authorizeRoute(deps), POST: loginRoute(deps) },
+      '/revoke': { POST: revokeRoute(deps) },
+      '/introspect': { POST: introspectRoute(deps) },
+      '/.well-known/jwks.json': { GET: jwksRoute() },
+      '/.well-known/oauth-authorization-server': { GET: metadataRoute() },
+    },
   })
-  return app
-}
+  const { logger, metrics } = deps
+  const requestLogger = createRequestLogger(logger)
 
-/**
- * One log line per request: method, path without the query string, status, duration. Bodies
- * and headers are never logged, so secrets, passwords and tokens cannot reach the log.
- */
-function requestLog(deps: Pick<AppDeps, 'logger' | 'metrics'>): Koa.Middleware {
-  return async (ctx, next) => {
+  app.use(async (ctx, next) => {
     const started = process.hrtime.bigint()
     try {
-      await next()
+      await router(ctx, next)
+    } catch (error) {
+      respondWithError(ctx, error, logger)
     } finally {
+      // One log line per request: method, path without the query string, status, duration.
+      // Bodies and headers are never logged, so secrets, passwords and tokens cannot reach it.
       const seconds = Number(process.hrtime.bigint() - started) / 1e9
-      const route = KNOWN_ROUTES.has(ctx.path) ? ctx.path : 'other'
-      deps.metrics.httpDuration.observe(
-        { method: ctx.method, route, status: String(ctx.status) },
+      const { method, path, status } = ctx
+      metrics.httpDuration.observe(
+        { method, route: KNOWN_ROUTES.has(path) ? path : 'other', status: String(status) },
         seconds,
       )
-      deps.logger.info(
+      requestLogger.info(
         {
-          method: ctx.method,
-          path: ctx.path,
-          status: ctx.status,
+          method,
+          path,
+          status,
           ms: Math.round(seconds * 1e5) / 100,
-          tenant: (ctx.state as Partial<TenantState>).tenant?.tenant.name,
+          tenant: ctx.state.tenant?.tenant.name,
         },
         'request',
       )
     }
-  }
+  })
+  return app
 }

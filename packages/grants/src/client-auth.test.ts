@@ -98,4 +98,32 @@ describe('authenticateClient', () => {
       expect.objectContaining({ code: 'invalid_request', description: 'client_id is required' }),
     )
   })
+
+  it('checks each configuration’s own secret, the digests it keeps notwithstanding', () => {
+    const reloaded: Client = { ...confidential, clientSecret: 'the-new-secret' }
+    const after = new Map([[reloaded.clientId, reloaded]])
+    const attempt = (secret: string, map: ReadonlyMap<string, Client>) => () =>
+      authenticateClient(
+        { client_id: confidential.clientId, client_secret: secret },
+        undefined,
+        map,
+      )
+    expect(attempt(confidential.clientSecret!, clients)).not.toThrow()
+    expect(attempt('the-new-secret', after)).not.toThrow()
+    expect(attempt(confidential.clientSecret!, after)).toThrow(
+      expect.objectContaining({ code: 'invalid_client' }),
+    )
+    expect(attempt('the-new-secret', clients)).toThrow(
+      expect.objectContaining({ code: 'invalid_client' }),
+    )
+    // Even the same object, changed in place, is compared against its current secret.
+    const mutable: Client = { ...confidential }
+    const one = new Map([[mutable.clientId, mutable]])
+    expect(attempt(confidential.clientSecret!, one)).not.toThrow()
+    mutable.clientSecret = 'changed'
+    expect(attempt(confidential.clientSecret!, one)).toThrow(
+      expect.objectContaining({ code: 'invalid_client' }),
+    )
+    expect(attempt('changed', one)).not.toThrow()
+  })
 })

@@ -1,5 +1,6 @@
-import { createHash, timingSafeEqual } from 'node:crypto'
+import { timingSafeEqual } from 'node:crypto'
 import type { Client } from '@tessera/config-schema'
+import { sha256 } from './crypto.js'
 import { OAuthError } from './errors.js'
 import type { TokenParams } from './request.js'
 
@@ -39,7 +40,7 @@ export function authenticateClient(
   const client = clients.get(presented.clientId.toLowerCase())
   if (client === undefined) {
     // Spend the same work as a real comparison so response time does not reveal client ids.
-    secretsMatch(presented.clientSecret ?? '', 'x')
+    secretsMatch(presented.clientSecret ?? '', UNKNOWN_CLIENT_DIGEST)
     throw fail('client authentication failed')
   }
   if (client.clientSecret === undefined) {
@@ -47,7 +48,7 @@ export function authenticateClient(
     return { client, method: 'none' }
   }
   if (presented.clientSecret === undefined) throw fail('client authentication failed')
-  if (!secretsMatch(presented.clientSecret, client.clientSecret)) {
+  if (!secretsMatch(presented.clientSecret, secretDigest(client, client.clientSecret))) {
     throw fail('client authentication failed')
   }
   return { client, method: presented.basic ? 'client_secret_basic' : 'client_secret_post' }
@@ -57,7 +58,7 @@ function readCredentials(
   params: TokenParams,
   authorization: string | undefined,
 ): PresentedCredentials {
-  const match = /^basic +(\S*) *$/i.exec(authorization ?? '')
+  const match = authorization === undefined ? null : /^basic +(\S*) *$/i.exec(authorization)
   if (!match) {
     return { clientId: params.client_id, clientSecret: params.client_secret, basic: false }
   }
@@ -96,9 +97,24 @@ function formDecode(value: string): string | undefined {
   }
 }
 
-/** Constant-time comparison: hashing first makes both inputs the same length. */
-function secretsMatch(presented: string, expected: string): boolean {
-  const a = createHash('sha256').update(presented).digest()
-  const b = createHash('sha256').update(expected).digest()
-  return timingSafeEqual(a, b)
+// The SHA-256 of each client's configured secret, computed once per Client object (a reload
+// brings new ones) and again should that object's secret ever differ from the one hashed.
+const digests = new WeakMap<Client, { secret: string; digest: Buffer }>()
+const UNKNOWN_CLIENT_DIGEST = sha256('x')
+
+function secretDigest(client: Client, secret: string): Buffer {
+  let cached = digests.get(client)
+  if (cached?.secret !== secret) {
+    cached = { secret, digest: sha256(secret) }
+    digests.set(client, cached)
+  }
+  return cached.digest
+}
+
+/**
+ * Constant-time comparison: hashing the presented secret makes it the length of the expected
+ * digest, so timingSafeEqual compares without revealing where or whether lengths differ.
+ */
+function secretsMatch(presented: string, expectedDigest: Buffer): boolean {
+  return timingSafeEqual(sha256(presented), expectedDigest)
 }

@@ -141,6 +141,21 @@ export interface RefreshTokenStore {
     newHash: string,
     now: number,
   ): Promise<RotateResult>
+  /**
+   * Optional: `rotateRefreshToken` of a token presented by `clientId`, in one transaction. A
+   * token whose family belongs to another client answers `not_found` and changes nothing, as an
+   * unknown token does; any other token is rotated exactly as `rotateRefreshToken` rotates it.
+   * When an adapter has it, the refresh grant calls it instead of `findRefreshToken` followed by
+   * `rotateRefreshToken`, saving a read and a round trip; without it, the grant makes those two
+   * calls, with the same outcome.
+   */
+  rotateRefreshTokenForClient?(
+    tenant: string,
+    clientId: string,
+    oldHash: string,
+    newHash: string,
+    now: number,
+  ): Promise<RotateResult>
   revokeFamily(tenant: string, familyId: string, now: number): Promise<void>
   /** Revokes every family issued from one code (a replayed code, RFC 6749 §4.1.2). */
   revokeFamiliesByCode(tenant: string, codeHash: string, now: number): Promise<void>

@@ -3,6 +3,7 @@ import { issueTokenResponse } from './access-token.js'
 import type { GrantDeps, TenantContext, TokenResponse } from './context.js'
 import { randomToken, sha256Hex } from './crypto.js'
 import { OAuthError } from './errors.js'
+import type { RotateResult } from './ports.js'
 import type { TokenParams } from './request.js'
 import { narrowScope } from './scope.js'
 
@@ -30,21 +31,31 @@ export async function refreshTokenGrant(
   if (presented === undefined) throw new OAuthError('invalid_request', 'refresh_token is required')
 
   const oldHash = sha256Hex(presented)
-  const found = await deps.refreshTokens.findRefreshToken(tenant.name, oldHash)
-  if (found === undefined || found.family.clientId !== client.clientId) {
-    throw new OAuthError('invalid_grant', 'invalid refresh token')
-  }
-  // §6: the new access token may narrow the grant's scope; the refresh token keeps it whole.
-  const granted = found.family.scope === '' ? [] : found.family.scope.split(' ')
-  const scopes = narrowScope(params.scope, granted)
-
   const next = randomToken()
-  const result = await deps.refreshTokens.rotateRefreshToken(
-    tenant.name,
-    oldHash,
-    sha256Hex(next),
-    deps.clock(),
-  )
+  const store = deps.refreshTokens
+  let result: RotateResult
+  let scopes: string[]
+  if (params.scope === undefined && store.rotateRefreshTokenForClient !== undefined) {
+    // Nothing to check between the read and the rotation: the store checks the client itself,
+    // and the access token gets the family's whole scope.
+    result = await store.rotateRefreshTokenForClient(
+      tenant.name,
+      client.clientId,
+      oldHash,
+      sha256Hex(next),
+      deps.clock(),
+    )
+    scopes = result.status === 'not_found' ? [] : splitScope(result.family.scope)
+  } else {
+    const found = await store.findRefreshToken(tenant.name, oldHash)
+    if (found === undefined || found.family.clientId !== client.clientId) {
+      throw new OAuthError('invalid_grant', 'invalid refresh token')
+    }
+    // §6: the new access token may narrow the grant's scope; the refresh token keeps it whole.
+    // Checked before the rotation, so that a refused scope leaves the token unspent.
+    scopes = narrowScope(params.scope, splitScope(found.family.scope))
+    result = await store.rotateRefreshToken(tenant.name, oldHash, sha256Hex(next), deps.clock())
+  }
   switch (result.status) {
     case 'rotated':
       break
@@ -63,4 +74,8 @@ export async function refreshTokenGrant(
     tenant,
     deps,
   )
+}
+
+function splitScope(scope: string): string[] {
+  return scope === '' ? [] : scope.split(' ')
 }

@@ -24,43 +24,49 @@ function mediaType(contentType: string | undefined): string {
  */
 export function parseTokenRequestBody(raw: string, contentType: string | undefined): TokenParams {
   const type = mediaType(contentType)
+  if (type === 'application/x-www-form-urlencoded') return parseForm(raw)
+  if (type === 'application/json') return parseJson(raw)
+  throw invalid(
+    'unsupported content type; send application/x-www-form-urlencoded or application/json',
+  )
+}
+
+function checkName(key: string): void {
+  if (FORBIDDEN_KEYS.has(key)) throw invalid(`parameter "${safeName(key)}" is not allowed`)
+}
+
+function parseForm(raw: string): TokenParams {
   const params: Record<string, string> = Object.create(null) as Record<string, string>
-  const checkName = (key: string): void => {
-    if (FORBIDDEN_KEYS.has(key)) throw invalid(`parameter "${safeName(key)}" is not allowed`)
-  }
-  const add = (key: string, value: string): void => {
+  for (const [key, value] of new URLSearchParams(raw)) {
     checkName(key)
     if (Object.hasOwn(params, key)) throw invalid(`parameter "${safeName(key)}" is repeated`)
     params[key] = value
   }
-
-  if (type === 'application/x-www-form-urlencoded') {
-    for (const [key, value] of new URLSearchParams(raw)) add(key, value)
-  } else if (type === 'application/json') {
-    let body: unknown
-    try {
-      body = JSON.parse(raw)
-    } catch {
-      throw invalid('the request body is not valid JSON')
-    }
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw invalid('the request body must be a JSON object')
-    }
-    for (const [key, value] of Object.entries(body)) {
-      checkName(key)
-      if (typeof value !== 'string') {
-        throw invalid(`parameter "${safeName(key)}" must be a string`)
-      }
-      add(key, value)
-    }
-  } else {
-    throw invalid(
-      'unsupported content type; send application/x-www-form-urlencoded or application/json',
-    )
-  }
-
   // Empty values count as absent; deleting after the loop keeps "repeated" detection exact.
   for (const key of Object.keys(params)) if (params[key] === '') delete params[key]
+  return params
+}
+
+function parseJson(raw: string): TokenParams {
+  let body: unknown
+  try {
+    body = JSON.parse(raw)
+  } catch {
+    throw invalid('the request body is not valid JSON')
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw invalid('the request body must be a JSON object')
+  }
+  // JSON.parse keeps one value per name (the last), so nothing here can be repeated.
+  const params: Record<string, string> = Object.create(null) as Record<string, string>
+  const fields = body as Record<string, unknown>
+  for (const key of Object.keys(fields)) {
+    checkName(key)
+    const value = fields[key]
+    if (typeof value !== 'string') throw invalid(`parameter "${safeName(key)}" must be a string`)
+    // Empty values count as absent.
+    if (value !== '') params[key] = value
+  }
   return params
 }
 

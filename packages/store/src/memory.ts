@@ -317,6 +317,36 @@ export function createMemoryStore(): Store {
     },
   }
 
+  // With a clientId, a token of another client is as unknown as a made-up one: nothing changes.
+  function rotate(
+    tenant: string,
+    oldHash: string,
+    newHash: string,
+    now: number,
+    clientId: string | undefined,
+  ): RotateResult {
+    const token = tokenRows.get(tenant, oldHash)
+    const family = token && familyRows.get(tenant, token.familyId)
+    if (token === undefined || family === undefined) return { status: 'not_found' }
+    if (clientId !== undefined && family.clientId !== clientId) return { status: 'not_found' }
+    switch (rotationStep(token, family, now)) {
+      case 'inactive':
+        return { status: 'inactive', family: copyFamily(family) }
+      case 'reuse':
+        family.revokedAt ??= now
+        return { status: 'reused', family: copyFamily(family) }
+      case 'rotate':
+        if (tokenRows.has(tenant, newHash)) throw conflictError('the refresh token')
+        token.spentAt = now
+        tokenRows.set(tenant, newHash, {
+          tokenHash: newHash,
+          familyId: family.familyId,
+          createdAt: now,
+        })
+        return { status: 'rotated', family: copyFamily(family) }
+    }
+  }
+
   const refreshTokens: RefreshTokenStore = {
     findRefreshToken(tenant, tokenHash) {
       return settle(() => {
@@ -328,29 +358,19 @@ export function createMemoryStore(): Store {
       })
     },
     rotateRefreshToken(tenant, oldHash, newHash, now) {
-      return settle((): RotateResult => {
+      return settle(() => {
         open()
         checkTime('rotateRefreshToken', 'now', now)
         checkText('rotateRefreshToken', 'newHash', newHash)
-        const token = tokenRows.get(tenant, oldHash)
-        const family = token && familyRows.get(tenant, token.familyId)
-        if (token === undefined || family === undefined) return { status: 'not_found' }
-        switch (rotationStep(token, family, now)) {
-          case 'inactive':
-            return { status: 'inactive', family: copyFamily(family) }
-          case 'reuse':
-            family.revokedAt ??= now
-            return { status: 'reused', family: copyFamily(family) }
-          case 'rotate':
-            if (tokenRows.has(tenant, newHash)) throw conflictError('the refresh token')
-            token.spentAt = now
-            tokenRows.set(tenant, newHash, {
-              tokenHash: newHash,
-              familyId: family.familyId,
-              createdAt: now,
-            })
-            return { status: 'rotated', family: copyFamily(family) }
-        }
+        return rotate(tenant, oldHash, newHash, now, undefined)
+      })
+    },
+    rotateRefreshTokenForClient(tenant, clientId, oldHash, newHash, now) {
+      return settle(() => {
+        open()
+        checkTime('rotateRefreshTokenForClient', 'now', now)
+        checkText('rotateRefreshTokenForClient', 'newHash', newHash)
+        return rotate(tenant, oldHash, newHash, now, clientId)
       })
     },
     revokeFamily(tenant, familyId, now) {

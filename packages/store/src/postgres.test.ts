@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { createServer, type Server, type Socket } from 'node:net'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import type { RotateResult } from '@tessera/grants'
 import { createTestDatabase, type TestDatabase } from '@tessera/test-support'
 import pg from 'pg'
 import {
@@ -13,6 +14,7 @@ import {
   expect,
   expectTypeOf,
   it,
+  vi,
 } from 'vitest'
 import { StoreError } from './errors.js'
 import { openPostgresStore as exported, type PostgresStoreOptions } from './index.js'
@@ -99,6 +101,87 @@ describeStoreContract('postgres', async () => {
   await emptyTables()
   return openPostgresStore(db.url)
 })
+
+/**
+ * The store with `rotateRefreshToken` answered by `rotateRefreshTokenForClient` for the client
+ * of the contract's families: the contract's rotation tests then hold the new method to exactly
+ * the rules of the old one.
+ */
+function throughForClient(store: Store): Store {
+  const { refreshTokens } = store
+  return {
+    ...store,
+    refreshTokens: {
+      ...refreshTokens,
+      rotateRefreshToken(tenant, oldHash, newHash, now) {
+        if (refreshTokens.rotateRefreshTokenForClient === undefined) {
+          throw new Error('the PostgreSQL store lacks rotateRefreshTokenForClient')
+        }
+        return refreshTokens.rotateRefreshTokenForClient(
+          tenant,
+          refreshFamily().clientId,
+          oldHash,
+          newHash,
+          now,
+        )
+      },
+    },
+  }
+}
+
+describeStoreContract('postgres, rotating with rotateRefreshTokenForClient,', async () => {
+  await emptyTables()
+  return throughForClient(await openPostgresStore(db.url))
+})
+
+/** rotateRefreshTokenForClient of `store`, which the PostgreSQL adapter always has. */
+function rotateForClient(
+  store: Store,
+  clientId: string,
+  oldHash: string,
+  newHash: string,
+  now: number,
+): Promise<RotateResult> {
+  const { refreshTokens } = store
+  if (refreshTokens.rotateRefreshTokenForClient === undefined) {
+    throw new Error('the PostgreSQL store lacks rotateRefreshTokenForClient')
+  }
+  return refreshTokens.rotateRefreshTokenForClient('acme', clientId, oldHash, newHash, now)
+}
+
+/** Connections of the store's pools that wait for a row lock another transaction holds. */
+function waitingOnLock(): Promise<number> {
+  return count(`pg_stat_activity WHERE datname = current_database()
+    AND application_name = 'tessera' AND wait_event_type = 'Lock'`)
+}
+
+/**
+ * Runs `statements` in a transaction on another connection, as another replica would, holding
+ * its row locks; starts `operation`, waits until it waits for one of those locks, then commits
+ * and returns what `operation` answers.
+ */
+async function afterCommitOf<T>(
+  statements: [text: string, values: unknown[]][],
+  operation: () => Promise<T>,
+): Promise<T> {
+  const holder = await raw.connect()
+  try {
+    await holder.query('BEGIN')
+    for (const [text, values] of statements) await holder.query(text, values)
+    let settled = false
+    const result = operation().finally(() => {
+      settled = true
+    })
+    // Awaited below; until then, a failure must not count as unhandled.
+    result.catch(() => undefined)
+    await expect.poll(async () => settled || (await waitingOnLock()) > 0).toBe(true)
+    await holder.query('COMMIT')
+    return await result
+  } finally {
+    await holder.query('ROLLBACK').catch(() => undefined)
+    holder.release()
+  }
+}
 
 describe('openPostgresStore', () => {
   beforeEach(emptyTables)
@@ -301,6 +384,40 @@ describe('openPostgresStore', () => {
     }
   })
 
+  it('redeems a code with its family, and rotates a token, in one statement each', async () => {
+    const store = await open()
+    await store.codes.saveCode(codeRecord())
+    await store.ping()
+    // Every statement of the store's connections, each a round trip: BEGIN and COMMIT included.
+    const queries = vi.spyOn(pg.Client.prototype, 'query')
+    const issue = { family: refreshFamily(), tokenHash: sha256('rt-1') }
+    expect(await store.codes.redeemCode('acme', sha256('code-1'), t0, issue)).toBe(true)
+    expect(queries).toHaveBeenCalledTimes(1)
+    const steps: [RotateResult['status'], () => Promise<RotateResult>][] = [
+      [
+        'rotated',
+        () =>
+          store.refreshTokens.rotateRefreshToken('acme', sha256('rt-1'), sha256('rt-2'), t0 + 1),
+      ],
+      ['rotated', () => rotateForClient(store, 'web', sha256('rt-2'), sha256('rt-3'), t0 + 2)],
+      [
+        'not_found',
+        () => rotateForClient(store, 'other-client', sha256('rt-3'), sha256('rt-4'), t0 + 3),
+      ],
+      ['reused', () => rotateForClient(store, 'web', sha256('rt-1'), sha256('rt-4'), t0 + 3)],
+      [
+        'inactive',
+        () =>
+          store.refreshTokens.rotateRefreshToken('acme', sha256('rt-3'), sha256('rt-4'), t0 + 4),
+      ],
+    ]
+    for (const [status, rotate] of steps) {
+      queries.mockClear()
+      expect((await rotate()).status).toBe(status)
+      expect(queries).toHaveBeenCalledTimes(1)
+    }
+  })
+
   it('survives the server dropping its idle connections, and reconnects', async () => {
     const errors: Error[] = []
     const store = await open(db.url, { onIdleError: (error) => errors.push(error) })
@@ -484,32 +601,98 @@ describe('openPostgresStore: four pools on one database, as four replicas', () =
   it('makes a rotation wait for a revocation in flight, then answer inactive', async () => {
     const store = await open()
     await startFamily(store, refreshFamily(), sha256('rt-1'))
-    // Another replica's revocation, holding the family's row until it commits.
-    const revoker = await raw.connect()
-    try {
-      await revoker.query('BEGIN')
-      await revoker.query('UPDATE refresh_families SET revoked_at = $1', [t0 + 1])
-      let settled = false
-      const rotation = store.refreshTokens
-        .rotateRefreshToken('acme', sha256('rt-1'), sha256('rt-2'), t0 + 2)
-        .finally(() => {
-          settled = true
-        })
-      const waiting = (): Promise<number> =>
-        count(`pg_stat_activity WHERE datname = current_database()
-          AND application_name = 'tessera' AND wait_event_type = 'Lock'`)
-      await expect.poll(async () => settled || (await waiting()) > 0).toBe(true)
-      await revoker.query('COMMIT')
-      // Without the lock it would have read the family before the revocation and rotated.
-      expect(await rotation).toStrictEqual({
-        status: 'inactive',
-        family: { ...refreshFamily(), revokedAt: t0 + 1 },
-      })
+    for (const rotate of [
+      () => store.refreshTokens.rotateRefreshToken('acme', sha256('rt-1'), sha256('rt-2'), t0 + 2),
+      () => rotateForClient(store, 'web', sha256('rt-1'), sha256('rt-2'), t0 + 2),
+    ]) {
+      await raw.query('UPDATE refresh_families SET revoked_at = NULL')
+      // Another replica's revocation, holding the family's row until it commits. Without the
+      // lock on the family the rotation would have read it before the revocation, and rotated.
+      expect(
+        await afterCommitOf([['UPDATE refresh_families SET revoked_at = $1', [t0 + 1]]], rotate),
+      ).toStrictEqual({ status: 'inactive', family: { ...refreshFamily(), revokedAt: t0 + 1 } })
       expect(await count('refresh_tokens')).toBe(1)
-    } finally {
-      await revoker.query('ROLLBACK').catch(() => undefined)
-      revoker.release()
+      expect(await count('refresh_tokens WHERE spent_at IS NULL')).toBe(1)
     }
+  })
+
+  it('makes a rotation wait for a rotation of the same token in flight, then answer reused', async () => {
+    const store = await open()
+    for (const [i, rotate] of [
+      (next: string) =>
+        store.refreshTokens.rotateRefreshToken('acme', sha256('rt-1'), next, t0 + 2),
+      (next: string) => rotateForClient(store, 'web', sha256('rt-1'), next, t0 + 2),
+    ].entries()) {
+      await emptyTables()
+      await startFamily(store, refreshFamily(), sha256('rt-1'))
+      // Another replica's rotation: it has spent the token and added the next one. The waiting
+      // rotation's statement began before that commit, so only the re-read of the locked row
+      // shows it the token as spent.
+      const result = await afterCommitOf(
+        [
+          [
+            'UPDATE refresh_tokens SET spent_at = $1 WHERE token_hash = $2',
+            [t0 + 1, sha256('rt-1')],
+          ],
+          [
+            `INSERT INTO refresh_tokens (tenant, token_hash, family_id, created_at)
+             VALUES ('acme', $1, 'family-1', $2)`,
+            [sha256('rt-2'), t0 + 1],
+          ],
+        ],
+        () => rotate(sha256(`late-${i}`)),
+      )
+      expect(result).toStrictEqual({
+        status: 'reused',
+        family: { ...refreshFamily(), revokedAt: t0 + 2 },
+      })
+      expect(await count('refresh_families WHERE revoked_at = $1', [t0 + 2])).toBe(1)
+      expect(await count('refresh_tokens')).toBe(2)
+    }
+  })
+
+  it('keeps the revocation of a reuse in flight when a later reuse waited for it', async () => {
+    const store = await open()
+    await startFamily(store, refreshFamily(), sha256('rt-1'))
+    await store.refreshTokens.rotateRefreshToken('acme', sha256('rt-1'), sha256('rt-2'), t0 + 1)
+    // Another replica's reuse of the spent token: it holds the token's row and has revoked the
+    // family. The waiting reuse finds the family revoked on its re-read, and leaves it so.
+    const result = await afterCommitOf(
+      [
+        ['SELECT 1 FROM refresh_tokens WHERE token_hash = $1 FOR NO KEY UPDATE', [sha256('rt-1')]],
+        ['UPDATE refresh_families SET revoked_at = $1', [t0 + 2]],
+      ],
+      () => rotateForClient(store, 'web', sha256('rt-1'), sha256('rt-3'), t0 + 3),
+    )
+    expect(result).toStrictEqual({
+      status: 'reused',
+      family: { ...refreshFamily(), revokedAt: t0 + 2 },
+    })
+    expect(await count('refresh_families WHERE revoked_at = $1', [t0 + 2])).toBe(1)
+    expect(await count('refresh_tokens')).toBe(2)
+  })
+
+  it('lets exactly one of 20 rotations for the client win; another client’s attempts change nothing', async () => {
+    const stores = await replicas()
+    await startFamily(nth(stores, 0), refreshFamily(), sha256('rt-1'))
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        rotateForClient(
+          nth(stores, i),
+          i % 4 === 3 ? 'other-client' : 'web',
+          sha256('rt-1'),
+          sha256(`next-${i}`),
+          t0 + 1,
+        ),
+      ),
+    )
+    const statuses = results.map((result) => result.status)
+    expect(statuses.filter((status) => status === 'not_found')).toHaveLength(5)
+    expect(statuses.filter((status) => status === 'rotated')).toHaveLength(1)
+    expect(statuses.filter((status) => status === 'reused')).toHaveLength(14)
+    expect(statuses.indexOf('rotated') % 4).not.toBe(3)
+    expect(await count('refresh_tokens')).toBe(2)
+    expect(await count('refresh_families WHERE revoked_at = $1', [t0 + 1])).toBe(1)
   })
 
   it('lets exactly one of four stores insert the same (tenant, kid)', async () => {
@@ -568,8 +751,8 @@ const BUILT = fileURLToPath(new URL('../dist/index.js', import.meta.url))
 /**
  * One replica, as a separate Node process on the built package: it opens the store, says
  * "ready", waits for "go" so that every replica starts at once, races the others through COUNT
- * redemptions, rotations or key inserts, and prints its results as one JSON line. Inline rather
- * than a file so that it needs nothing beside this test.
+ * redemptions, rotations (for a client or not) or key inserts, and prints its results as one
+ * JSON line. Inline rather than a file so that it needs nothing beside this test.
  */
 const REPLICA = `
 import { once } from 'node:events'
@@ -595,6 +778,11 @@ for (let i = 0; i < count; i++) {
     const result = await store.refreshTokens.rotateRefreshToken(
       'acme', 'rt-' + i, 'rt-' + i + '-' + worker, now)
     results.push(result.status)
+  } else if (mode === 'rotate-for-client') {
+    // Replica 0 presents every token as another client would.
+    const result = await store.refreshTokens.rotateRefreshTokenForClient(
+      'acme', worker === '0' ? 'other-client' : 'web', 'rt-' + i, 'rt-' + i + '-' + worker, now)
+    results.push(result.status)
   } else {
     results.push(await store.keys.insertKeyIfAbsent({
       tenant: 'acme', kid: 'kid-' + i, alg: 'RS256', publicJwk: JSON.stringify({ worker }),
@@ -608,7 +796,11 @@ process.stdin.destroy()
 `
 
 /** Starts `replicas` processes on the file's database, releases them together, and collects. */
-async function race<T>(mode: 'redeem' | 'rotate' | 'key', count: number, replicas: number) {
+async function race<T>(
+  mode: 'redeem' | 'rotate' | 'rotate-for-client' | 'key',
+  count: number,
+  replicas: number,
+) {
   const children = Array.from({ length: replicas }, (_, worker) => {
     const child = spawn(
       process.execPath,
@@ -687,6 +879,22 @@ describe('openPostgresStore: separate processes on one database', () => {
     }
     expect(await count('refresh_families WHERE revoked_at IS NULL')).toBe(0)
     // Each family: its first token, spent, and the one its winner added.
+    expect(await count('refresh_tokens')).toBe(2 * rounds)
+  })
+
+  it('lets exactly one process rotate each token for its client; another client changes nothing', async () => {
+    const store = await open()
+    for (let i = 0; i < rounds; i++) {
+      await startFamily(store, refreshFamily({ familyId: `family-${i}` }), `rt-${i}`)
+    }
+    const results = await race<string>('rotate-for-client', rounds, replicas)
+    for (let i = 0; i < rounds; i++) {
+      const statuses = results.map((r) => r[i])
+      expect(statuses[0]).toBe('not_found')
+      expect(statuses.filter((status) => status === 'rotated')).toHaveLength(1)
+      expect(statuses.filter((status) => status === 'reused')).toHaveLength(replicas - 2)
+    }
+    expect(await count('refresh_families WHERE revoked_at IS NULL')).toBe(0)
     expect(await count('refresh_tokens')).toBe(2 * rounds)
   })
 

@@ -137,6 +137,104 @@ const TOKEN_FAMILY_SELECT = `
   JOIN refresh_families AS f ON f.tenant = t.tenant AND f.family_id = t.family_id
   WHERE t.tenant = $1 AND t.token_hash = $2`
 
+/**
+ * A rotation as one statement, so one round trip and one commit (see rotateRefreshToken).
+ * Parameters: $1 tenant, $2 the presented hash, $3 now, $4 the new hash, and, with `forClient`,
+ * $5 the client that presents it.
+ *
+ * - `locked` reads the token and its family and locks both rows (NO KEY UPDATE, the lock an
+ *   UPDATE of non-key columns takes: foreign-key checks on the family stay unblocked).
+ *   Concurrent rotations of one token, on any replica, queue here. Under READ COMMITTED a row
+ *   lock that had to wait re-reads the newest committed version of both rows and re-checks the
+ *   join (EvalPlanQual), so `locked` holds the rows as the last holder of the lock committed
+ *   them, not as the statement's snapshot saw them. With a client, a family of another client
+ *   is filtered out before the lock: its token is as unknown as a made-up one, and nothing
+ *   changes. A CTE with a row lock is never inlined, so it is read, and locked, once.
+ * - `decided` applies the rules of rotationStep (internal/lifecycle.ts) to those rows; the
+ *   adapter checks that both agree.
+ * - `revoked` and `spent` write only the rows `locked` holds, and find them by primary key: the
+ *   snapshot's version when nothing changed since, else (READ COMMITTED again) the newest
+ *   version, which this statement has locked, with the WHERE re-checked on it. Never by ctid:
+ *   the newest version may be invisible to the snapshot. Each row is written at most once.
+ * - `issued` inserts the new token only once the old one is spent. A taken `newHash` fails the
+ *   whole statement, the spend included.
+ */
+function rotationSql(forClient: boolean): string {
+  return `
+  WITH locked AS (
+    ${TOKEN_FAMILY_SELECT}${forClient ? ' AND f.client_id = $5' : ''}
+    FOR NO KEY UPDATE OF t, f
+  ),
+  decided AS (
+    SELECT locked.*, CASE
+        WHEN expires_at <= $3::bigint THEN 'inactive'
+        WHEN token_spent_at IS NOT NULL THEN 'reuse'
+        WHEN revoked_at IS NOT NULL THEN 'inactive'
+        ELSE 'rotate'
+      END AS step
+    FROM locked
+  ),
+  revoked AS (
+    UPDATE refresh_families AS f SET revoked_at = $3::bigint
+    FROM decided AS d
+    WHERE d.step = 'reuse' AND f.tenant = d.tenant AND f.family_id = d.family_id
+      AND f.revoked_at IS NULL
+    RETURNING f.revoked_at
+  ),
+  spent AS (
+    UPDATE refresh_tokens AS t SET spent_at = $3::bigint
+    FROM decided AS d
+    WHERE d.step = 'rotate' AND t.tenant = d.tenant AND t.token_hash = d.token_hash
+      AND t.spent_at IS NULL
+    RETURNING t.tenant, t.family_id
+  ),
+  issued AS (
+    INSERT INTO refresh_tokens (tenant, token_hash, family_id, created_at, spent_at)
+    SELECT tenant, $4::text, family_id, $3::bigint, NULL FROM spent
+    RETURNING token_hash
+  )
+  SELECT decided.*,
+    (SELECT count(*) FROM revoked)::int AS revoked_count,
+    (SELECT count(*) FROM issued)::int AS issued_count
+  FROM decided`
+}
+
+const ROTATE = rotationSql(false)
+const ROTATE_FOR_CLIENT = rotationSql(true)
+
+/** Consumes a live code: $1 tenant, $2 code hash, $3 now. */
+const CONSUME_CODE = `UPDATE authorization_codes SET consumed_at = $3
+  WHERE tenant = $1 AND code_hash = $2 AND consumed_at IS NULL AND expires_at > $3`
+
+/**
+ * CONSUME_CODE, then the family ($4 … $12) and its first token ($13), in one statement. The
+ * INSERTs read the row the step before returned, so they run only for the redemption that won;
+ * the token's foreign key is checked at the end of the statement, when its family exists.
+ * Parameters are cast: in an INSERT … SELECT, an untyped one would be taken for text.
+ */
+const REDEEM_CODE = `
+  WITH consumed AS (
+    ${CONSUME_CODE}
+    RETURNING tenant
+  ),
+  family AS (
+    INSERT INTO refresh_families (tenant, family_id, client_id, sub, scope, claims, code_hash,
+      created_at, expires_at, revoked_at)
+    SELECT tenant, $4::text, $5::text, $6::text, $7::text, $8::json, $9::text, $10::bigint,
+      $11::bigint, $12::bigint
+    FROM consumed
+    RETURNING tenant, family_id
+  ),
+  token AS (
+    INSERT INTO refresh_tokens (tenant, token_hash, family_id, created_at, spent_at)
+    SELECT tenant, $13::text, family_id, $3::bigint, NULL FROM family
+    RETURNING token_hash
+  )
+  SELECT (SELECT count(*) FROM consumed)::int AS redeemed`
+
+/** The most statements one store prepares (see statementName); it runs about 30. */
+const PREPARED_LIMIT = 100
+
 /** Runs one statement; on a pool, on a transaction's client, with the same parameter checks. */
 type Sql = <R extends QueryResultRow = QueryResultRow>(
   text: string,
@@ -158,6 +256,7 @@ function closedError(cause?: unknown): StoreError {
 
 function createPostgresStore(pool: Pool, target: PgTarget): Store {
   let ended: Promise<void> | undefined
+  const statementNames = new Map<string, string>()
 
   function sqlOn(method: string, runner: Pool | PoolClient): Sql {
     return (text, values = []) => {
@@ -168,8 +267,24 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
           throw new TypeError(`${method}: PostgreSQL cannot store a string containing U+0000`)
         }
       }
-      return runner.query(text, values as unknown[])
+      return runner.query({ name: statementName(text), text, values: values as unknown[] })
     }
+  }
+
+  /**
+   * The name each statement is prepared under, so that a connection parses and plans it once,
+   * not on every call: parsing and planning cost as much as a round trip for a join, and twice
+   * that for a rotation's CTEs. Every text is a constant of this file, so the names stay few;
+   * past PREPARED_LIMIT (a text built from data, which there should never be) statements run
+   * unnamed, as before. Names are per connection, and node-postgres prepares each on first use.
+   */
+  function statementName(text: string): string | undefined {
+    let name = statementNames.get(text)
+    if (name === undefined && statementNames.size < PREPARED_LIMIT) {
+      name = `tessera_${statementNames.size + 1}`
+      statementNames.set(text, name)
+    }
+    return name
   }
 
   /** Runs one operation: refused once closed, with driver errors translated. */
@@ -374,44 +489,82 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
       // A conditional UPDATE is the whole decision: of concurrent redemptions, on any replica,
       // the first to update the row wins; the others wait on its row lock, then see consumed_at
       // set (READ COMMITTED re-checks the WHERE on the committed row) and change nothing. Only
-      // the winner creates the family, in the same transaction, so a failed INSERT also undoes
-      // the consumption.
-      const consume = `UPDATE authorization_codes SET consumed_at = $3
-        WHERE tenant = $1 AND code_hash = $2 AND consumed_at IS NULL AND expires_at > $3
-        RETURNING code_hash`
+      // the winner creates the family, in the same statement (REDEEM_CODE), so a failed INSERT
+      // also undoes the consumption.
       return run('redeemCode', async (sql) => {
         checkRedeemArgs(tenant, now, issue)
-        if (issue === undefined)
-          return (await sql(consume, [tenant, codeHash, now])).rows.length === 1
-        return transaction('redeemCode', async (tx) => {
-          if ((await tx(consume, [tenant, codeHash, now])).rows.length !== 1) return false
-          const { family } = issue
-          await tx(
-            `INSERT INTO refresh_families (tenant, family_id, client_id, sub, scope, claims,
-               code_hash, created_at, expires_at, revoked_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-            [
-              family.tenant,
-              family.familyId,
-              family.clientId,
-              family.sub,
-              family.scope,
-              JSON.stringify(family.claims),
-              family.codeHash ?? null,
-              family.createdAt,
-              family.expiresAt,
-              family.revokedAt ?? null,
-            ],
-          )
-          await tx(
-            `INSERT INTO refresh_tokens (tenant, token_hash, family_id, created_at, spent_at)
-             VALUES ($1, $2, $3, $4, NULL)`,
-            [tenant, issue.tokenHash, family.familyId, now],
-          )
-          return true
-        })
+        if (issue === undefined) {
+          return (await sql(CONSUME_CODE, [tenant, codeHash, now])).rowCount === 1
+        }
+        const { family } = issue
+        const { rows } = await sql<Record<string, unknown>>(REDEEM_CODE, [
+          tenant,
+          codeHash,
+          now,
+          family.familyId,
+          family.clientId,
+          family.sub,
+          family.scope,
+          JSON.stringify(family.claims),
+          family.codeHash ?? null,
+          family.createdAt,
+          family.expiresAt,
+          family.revokedAt ?? null,
+          issue.tokenHash,
+        ])
+        return rows[0]?.redeemed === 1
       })
     },
+  }
+
+  /**
+   * One rotation, one statement (see rotationSql): no transaction to open and commit around it,
+   * so one round trip where BEGIN, SELECT … FOR NO KEY UPDATE, UPDATE, INSERT and COMMIT took
+   * five. The statement is its own transaction: a failure anywhere undoes all of it.
+   */
+  function rotate(
+    method: string,
+    tenant: string,
+    oldHash: string,
+    newHash: string,
+    now: number,
+    clientId?: string,
+  ): Promise<RotateResult> {
+    return run(method, async (sql): Promise<RotateResult> => {
+      checkTime(method, 'now', now)
+      checkText(method, 'newHash', newHash)
+      const { rows } =
+        clientId === undefined
+          ? await sql<Record<string, unknown>>(ROTATE, [tenant, oldHash, now, newHash])
+          : await sql<Record<string, unknown>>(ROTATE_FOR_CLIENT, [
+              tenant,
+              oldHash,
+              now,
+              newHash,
+              clientId,
+            ])
+      const row = rows[0]
+      if (row === undefined) return { status: 'not_found' }
+      // The rows as locked, before this statement's writes. The statement applies the rules of
+      // rotationStep, and under its row locks every write the step needs succeeds: should the
+      // two ever disagree, that is a bug to report, not an outcome.
+      const { token, family } = parseTokenFamilyRow(row)
+      const step = rotationStep(token, family, now)
+      const revoked = step === 'reuse' && family.revokedAt === undefined ? 1 : 0
+      const issued = step === 'rotate' ? 1 : 0
+      if (row.step !== step || row.revoked_count !== revoked || row.issued_count !== issued) {
+        throw new Error(`${method}: the statement did not do what rotationStep decided (${step})`)
+      }
+      switch (step) {
+        case 'inactive':
+          return { status: 'inactive', family }
+        case 'reuse':
+          family.revokedAt ??= now
+          return { status: 'reused', family }
+        case 'rotate':
+          return { status: 'rotated', family }
+      }
+    })
   }
 
   const refreshTokens: RefreshTokenStore = {
@@ -422,54 +575,11 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
       })
     },
     rotateRefreshToken(tenant, oldHash, newHash, now) {
-      return run('rotateRefreshToken', () => {
-        checkTime('rotateRefreshToken', 'now', now)
-        checkText('rotateRefreshToken', 'newHash', newHash)
-        return transaction('rotateRefreshToken', async (tx): Promise<RotateResult> => {
-          // Both rows locked: concurrent rotations of one token, on any replica, queue here, and
-          // each reads the token and its family as the one before it committed them (READ
-          // COMMITTED re-reads a row it had to wait for). NO KEY UPDATE is the lock an UPDATE of
-          // non-key columns takes; it leaves foreign-key checks on the family unblocked.
-          const { rows } = await tx(`${TOKEN_FAMILY_SELECT} FOR NO KEY UPDATE OF t, f`, [
-            tenant,
-            oldHash,
-          ])
-          if (rows.length === 0) return { status: 'not_found' }
-          const { token, family } = parseTokenFamilyRow(rows[0])
-          const reuse = async (): Promise<RotateResult> => {
-            if (family.revokedAt === undefined) {
-              await tx(
-                `UPDATE refresh_families SET revoked_at = $3
-                 WHERE tenant = $1 AND family_id = $2 AND revoked_at IS NULL`,
-                [tenant, family.familyId, now],
-              )
-              family.revokedAt = now
-            }
-            return { status: 'reused', family }
-          }
-          switch (rotationStep(token, family, now)) {
-            case 'inactive':
-              return { status: 'inactive', family }
-            case 'reuse':
-              return reuse()
-            case 'rotate': {
-              const spent = await tx(
-                `UPDATE refresh_tokens SET spent_at = $3
-                 WHERE tenant = $1 AND token_hash = $2 AND spent_at IS NULL`,
-                [tenant, oldHash, now],
-              )
-              // Cannot miss under the row lock; if it ever did, the token was spent: a reuse.
-              if (spent.rowCount !== 1) return reuse()
-              await tx(
-                `INSERT INTO refresh_tokens (tenant, token_hash, family_id, created_at, spent_at)
-                 VALUES ($1, $2, $3, $4, NULL)`,
-                [tenant, newHash, family.familyId, now],
-              )
-              return { status: 'rotated', family }
-            }
-          }
-        })
-      })
+      return rotate('rotateRefreshToken', tenant, oldHash, newHash, now)
+    },
+    // With a client, a token of another client is as unknown as a made-up one: nothing changes.
+    rotateRefreshTokenForClient(tenant, clientId, oldHash, newHash, now) {
+      return rotate('rotateRefreshTokenForClient', tenant, oldHash, newHash, now, clientId)
     },
     revokeFamily(tenant, familyId, now) {
       return run('revokeFamily', async (sql) => {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { MIGRATIONS } from './internal/migrations.js'
-import { openDatabase } from './internal/sqlite-database.js'
+import { createCheckpointer, openDatabase } from './internal/sqlite-database.js'
 import { openSqliteStore } from './sqlite.js'
 import type { Store } from './store.js'
 import {
@@ -396,6 +396,146 @@ describe('openSqliteStore: the grant tables', () => {
     await expect(store.codes.findCode('acme', sha256('code-1'))).rejects.toMatchObject({
       name: 'StoreError',
       code: 'ERR_STORE_ROW_INVALID',
+    })
+  })
+})
+
+describe('createCheckpointer', () => {
+  /** Whether `marker` has reached the database file itself, as opposed to only its WAL. */
+  const inMainFile = (file: string, marker: string): boolean =>
+    readFileSync(file).includes(Buffer.from(marker))
+
+  async function eventually(check: () => boolean, ms = 5_000): Promise<boolean> {
+    const until = Date.now() + ms
+    while (Date.now() < until) {
+      if (check()) return true
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    return check()
+  }
+
+  it('starts a thread after a few hundred writes that copies the WAL back, and stops it on close', async () => {
+    const file = freshFile()
+    const db = openDatabase(file)
+    const checkpointer = createCheckpointer(db, file)
+    try {
+      db.exec('CREATE TABLE t (x TEXT)')
+      const insert = db.prepare<[string]>('INSERT INTO t VALUES (?)')
+      insert.run('written-before-the-thread')
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      // 1000 pages of WAL are far away: the committing connection has not checkpointed.
+      expect(inMainFile(file, 'written-before-the-thread')).toBe(false)
+      for (let i = 0; i < 300; i++) checkpointer.wrote()
+      expect(
+        await eventually(() => db.pragma('wal_autocheckpoint', { simple: true }) === 10_000),
+      ).toBe(true)
+      insert.run('written-with-the-thread')
+      expect(await eventually(() => inMainFile(file, 'written-with-the-thread'))).toBe(true)
+    } finally {
+      await checkpointer.close()
+      db.close()
+    }
+    // The last connection to close removed the WAL: the thread's connection was closed first.
+    expect(existsSync(`${file}-wal`)).toBe(false)
+  })
+
+  it('does nothing for an in-memory database', async () => {
+    const db = openDatabase(':memory:')
+    const checkpointer = createCheckpointer(db, ':memory:')
+    for (let i = 0; i < 300; i++) checkpointer.wrote()
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000)
+    await checkpointer.close()
+    db.close()
+  })
+
+  it('keeps a store that wrote enough to start one closing cleanly, and its data', async () => {
+    const file = freshFile()
+    const store = await openSqliteStore(file)
+    for (let i = 0; i < 300; i++) {
+      await store.throttle.recordFailure(`acme:user-${i}`, t0, 60_000)
+    }
+    await store.close()
+    await store.close()
+    const reopened = await open(file)
+    expect((await reopened.throttle.getFailures('acme:user-299', t0 + 1)).count).toBe(1)
+  })
+})
+
+describe('openSqliteStore: rotations asked in one turn are committed together', () => {
+  it('undoes a rotation that fails alone, and lets later ones see the earlier ones', async () => {
+    const file = freshFile()
+    const store = await open(file)
+    const first = sha256('rt-1')
+    const second = sha256('rt-2')
+    const third = sha256('rt-3')
+    const otherFamily = sha256('rt-of-family-2')
+    await startFamily(store, refreshFamily(), first)
+    await startFamily(store, refreshFamily({ familyId: 'family-2' }), otherFamily)
+    const rt = store.refreshTokens
+    const [a, b, c] = await Promise.allSettled([
+      rt.rotateRefreshToken('acme', first, second, t0 + 1),
+      // The new hash is taken by now: this one fails after spending its token, and is undone.
+      rt.rotateRefreshToken('acme', otherFamily, second, t0 + 2),
+      // Sees the token the first one made.
+      rt.rotateRefreshToken('acme', second, third, t0 + 3),
+    ])
+    expect(a).toMatchObject({ status: 'fulfilled', value: { status: 'rotated' } })
+    expect(b).toMatchObject({ status: 'rejected', reason: { code: 'ERR_STORE_CONFLICT' } })
+    expect(c).toMatchObject({ status: 'fulfilled', value: { status: 'rotated' } })
+    expect((await rt.findRefreshToken('acme', otherFamily))?.token).not.toHaveProperty('spentAt')
+    expect((await rt.findRefreshToken('acme', second))?.token.spentAt).toBe(t0 + 3)
+    expect((await rt.findRefreshToken('acme', third))?.family.familyId).toBe('family-1')
+  })
+
+  it('answers a rotation only once another connection can see it committed', async () => {
+    const file = freshFile()
+    const store = await open(file)
+    const chain = Array.from({ length: 6 }, (_, i) => sha256(`chain-${i}`))
+    await startFamily(store, refreshFamily(), chain[0] ?? '')
+    const reader = raw(file)
+    const spentAt = reader.prepare<[string], { spent_at: number | null }>(
+      'SELECT spent_at FROM refresh_tokens WHERE token_hash = ?',
+    )
+    try {
+      // Asked at once, the five run in order: each spends the token the one before made.
+      const answered = await Promise.all(
+        chain
+          .slice(0, 5)
+          .map((token, i) =>
+            store.refreshTokens
+              .rotateRefreshToken('acme', token, chain[i + 1] ?? '', t0)
+              .then((result) => ({ result, seen: spentAt.get(token) })),
+          ),
+      )
+      for (const { result, seen } of answered) {
+        expect(result.status).toBe('rotated')
+        expect(seen?.spent_at).toBe(t0)
+      }
+    } finally {
+      reader.close()
+    }
+  })
+
+  it('answers the rotations still queued when the store is closed', async () => {
+    const file = freshFile()
+    const store = await openSqliteStore(file)
+    await startFamily(store, refreshFamily(), sha256('rt-1'))
+    const rotation = store.refreshTokens.rotateRefreshToken(
+      'acme',
+      sha256('rt-1'),
+      sha256('rt-2'),
+      t0 + 1,
+    )
+    await store.close()
+    expect(await rotation).toMatchObject({ status: 'rotated' })
+    await expect(
+      store.refreshTokens.rotateRefreshToken('acme', sha256('rt-2'), sha256('rt-3'), t0 + 2),
+    ).rejects.toMatchObject({ code: 'ERR_STORE_CLOSED' })
+    const reopened = await open(file)
+    expect((await reopened.refreshTokens.findRefreshToken('acme', sha256('rt-2')))?.token).toEqual({
+      tokenHash: sha256('rt-2'),
+      familyId: 'family-1',
+      createdAt: t0 + 1,
     })
   })
 })

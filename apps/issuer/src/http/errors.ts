@@ -1,5 +1,5 @@
 import { OAuthError } from '@tessera/grants'
-import type { Middleware } from 'koa'
+import type { Context, Middleware } from 'koa'
 import type { Logger } from 'pino'
 import { HttpError } from './http-error.js'
 import { OAUTH_STATUS } from './oauth-status.js'
@@ -34,27 +34,32 @@ function render(error: unknown): Rendered | undefined {
 }
 
 /**
- * Registered first: turns typed errors into RFC 6749 §5.2 bodies, and anything unexpected into
- * a generic `server_error` whose detail stays in the log.
+ * Answers `error` on `ctx`: a typed error as an RFC 6749 §5.2 body, anything unexpected as a
+ * generic `server_error` whose detail stays in the log.
  */
+export function respondWithError(ctx: Context, error: unknown, logger: Logger): void {
+  let rendered = render(error)
+  if (rendered === undefined || rendered.status >= 500) {
+    logger.error({ err: error, method: ctx.method, path: ctx.path }, 'request failed')
+    rendered = {
+      status: 500,
+      body: { error: 'server_error', error_description: 'internal error' },
+      headers: {},
+    }
+  }
+  ctx.status = rendered.status
+  ctx.set('Cache-Control', 'no-store')
+  for (const [name, value] of Object.entries(rendered.headers)) ctx.set(name, value)
+  ctx.body = rendered.body
+}
+
+/** The error handling of `respondWithError` as a middleware, for everything after it. */
 export function errorHandler(logger: Logger): Middleware {
   return async (ctx, next) => {
     try {
       await next()
     } catch (error) {
-      let rendered = render(error)
-      if (rendered === undefined || rendered.status >= 500) {
-        logger.error({ err: error, method: ctx.method, path: ctx.path }, 'request failed')
-        rendered = {
-          status: 500,
-          body: { error: 'server_error', error_description: 'internal error' },
-          headers: {},
-        }
-      }
-      ctx.status = rendered.status
-      ctx.set('Cache-Control', 'no-store')
-      for (const [name, value] of Object.entries(rendered.headers)) ctx.set(name, value)
-      ctx.body = rendered.body
+      respondWithError(ctx, error, logger)
     }
   }
 }

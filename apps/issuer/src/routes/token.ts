@@ -19,11 +19,12 @@ export interface TokenRouteDeps {
 export function tokenRoute(deps: TokenRouteDeps): Middleware<TenantState> {
   return async (ctx) => {
     const { tenant } = ctx.state
+    const { headers } = ctx.request
     try {
       const raw = await readTextBody(ctx, deps.maxBodyBytes)
-      const params = parseTokenRequestBody(raw, ctx.get('Content-Type') || undefined)
+      const params = parseTokenRequestBody(raw, headers['content-type'] || undefined)
       const response = await handleTokenRequest(
-        { params, authorization: ctx.get('Authorization') || undefined, address: ctx.ip },
+        { params, authorization: headers.authorization || undefined, address: ctx.ip },
         tenant.context,
         deps.grants,
       )
@@ -32,8 +33,12 @@ export function tokenRoute(deps: TokenRouteDeps): Middleware<TenantState> {
         grant_type: params.grant_type ?? '',
         alg: tenant.context.signer.alg,
       })
-      ctx.set('Cache-Control', 'no-store')
-      ctx.set('Pragma', 'no-cache')
+      // Straight onto the response: the Content-Type is the one Koa would give a JSON body,
+      // without its MIME table lookup, and ctx.set's per-call arrays are not needed here.
+      const { res } = ctx
+      res.setHeader('Cache-Control', 'no-store')
+      res.setHeader('Pragma', 'no-cache')
+      res.setHeader('Content-Type', 'application/json; charset=utf-8')
       ctx.body = response
     } catch (error) {
       if (error instanceof OAuthError) {
