@@ -2,10 +2,13 @@
 export type StoreErrorCode =
   /** A DATABASE_URL that names no supported store. */
   | 'ERR_STORE_URL'
-  /** A supported kind of store whose adapter is not built yet (PostgreSQL). */
-  | 'ERR_STORE_UNSUPPORTED'
   /** The database could not be opened or migrated. */
   | 'ERR_STORE_OPEN'
+  /**
+   * An open store lost its database for this call (connection refused, dropped or timed out):
+   * nothing was changed, and the same call may succeed later. HTTP answers it with 503.
+   */
+  | 'ERR_STORE_UNAVAILABLE'
   /** A row read back does not have the expected shape: a corrupted or foreign database. */
   | 'ERR_STORE_ROW_INVALID'
   /** The store was used after `close()`. */

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs'
 import { createServer, type Server, type Socket } from 'node:net'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { RotateResult } from '@tessera/grants'
-import { createTestDatabase, type TestDatabase } from '@tessera/test-support'
+import { createTestDatabase, startTcpProxy, type TestDatabase } from '@tessera/test-support'
 import pg from 'pg'
 import {
   afterAll,
@@ -430,6 +430,33 @@ describe('openPostgresStore', () => {
     await expect.poll(() => errors.length).toBe(rows[0]?.n)
     await expect(store.ping()).resolves.toBeUndefined()
     expect(await store.keys.listKeys('acme')).toEqual([])
+  })
+
+  it('answers ERR_STORE_UNAVAILABLE while the server is unreachable, then recovers', async () => {
+    const proxy = await startTcpProxy({
+      host: '127.0.0.1',
+      port: Number(new URL(db.url).port || 5432),
+    })
+    try {
+      const url = new URL(db.url)
+      url.host = `127.0.0.1:${proxy.port}`
+      url.password = 'hunter2-s3cr3t'
+      const store = await open(url.toString(), { onIdleError: () => undefined })
+      await startFamily(store, refreshFamily(), sha256('rt-1'))
+      const rotate = () =>
+        store.refreshTokens.rotateRefreshToken('acme', sha256('rt-1'), sha256('rt-2'), t0 + 1)
+      await proxy.cut()
+      const error = await failure(rotate())
+      expect(error.code).toBe('ERR_STORE_UNAVAILABLE')
+      expect(error.message).toMatch(/^cannot reach the PostgreSQL database/)
+      expect(error.message).not.toContain('hunter2')
+      await expect(store.ping()).rejects.toMatchObject({ code: 'ERR_STORE_UNAVAILABLE' })
+      await proxy.restore()
+      // Nothing was changed by the failed call: the token rotates once the server is back.
+      expect((await rotate()).status).toBe('rotated')
+    } finally {
+      await proxy.close()
+    }
   })
 
   it('refuses bad options with a TypeError naming the option', async () => {

@@ -297,7 +297,7 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
       // An operation caught by close() fails for that reason, whatever the pool says.
       const lost =
         translated instanceof StoreError
-          ? translated.code === 'ERR_STORE_OPEN'
+          ? translated.code === 'ERR_STORE_UNAVAILABLE'
           : !(translated instanceof TypeError)
       throw ended !== undefined && lost ? closedError(error) : translated
     }

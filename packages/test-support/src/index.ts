@@ -17,6 +17,8 @@ import { fileURLToPath } from 'node:url'
 
 export { TEST_POSTGRES_URL_ENV, createTestDatabase, testPostgresAdminUrl } from './postgres.js'
 export type { TestDatabase, TestDatabaseOptions } from './postgres.js'
+export { startTcpProxy } from './tcp-proxy.js'
+export type { TcpProxy } from './tcp-proxy.js'
 
 const ISSUER_MAIN = fileURLToPath(new URL('../../../apps/issuer/dist/cli/main.js', import.meta.url))
 

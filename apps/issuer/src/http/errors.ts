@@ -1,4 +1,5 @@
 import { OAuthError } from '@tessera/grants'
+import { StoreError } from '@tessera/store'
 import type { Context, Middleware } from 'koa'
 import type { Logger } from 'pino'
 import { HttpError } from './http-error.js'
@@ -9,6 +10,9 @@ interface Rendered {
   body: { error: string; error_description: string }
   headers: Record<string, string>
 }
+
+/** How long a client should wait after the database was unreachable: a failover's order. */
+const STORE_RETRY_AFTER_SECONDS = 5
 
 function render(error: unknown): Rendered | undefined {
   if (error instanceof OAuthError) {
@@ -21,6 +25,18 @@ function render(error: unknown): Rendered | undefined {
       status: OAUTH_STATUS[error.code],
       body: { error: error.code, error_description: error.description },
       headers,
+    }
+  }
+  if (error instanceof StoreError && error.code === 'ERR_STORE_UNAVAILABLE') {
+    // The database is away, not the client at fault: RFC 6749's code for a server that cannot
+    // answer now, with the status and Retry-After that tell clients and balancers to come back.
+    return {
+      status: 503,
+      body: {
+        error: 'temporarily_unavailable',
+        error_description: 'the service is unavailable; retry later',
+      },
+      headers: { 'Retry-After': `${STORE_RETRY_AFTER_SECONDS}` },
     }
   }
   if (error instanceof HttpError) {
@@ -39,7 +55,10 @@ function render(error: unknown): Rendered | undefined {
  */
 export function respondWithError(ctx: Context, error: unknown, logger: Logger): void {
   let rendered = render(error)
-  if (rendered === undefined || rendered.status >= 500) {
+  if (rendered?.status === 503) {
+    // Expected during an outage; the message names host and database, never credentials.
+    logger.warn({ err: error, method: ctx.method, path: ctx.path }, 'database unavailable')
+  } else if (rendered === undefined || rendered.status >= 500) {
     logger.error({ err: error, method: ctx.method, path: ctx.path }, 'request failed')
     rendered = {
       status: 500,

@@ -3,13 +3,15 @@
  * on different ports sharing a database created for this file, exercised over HTTP on loopback.
  */
 import { join } from 'node:path'
-import { createTestDatabase } from '@tessera/test-support'
+import { createTestDatabase, startTcpProxy } from '@tessera/test-support'
+import type { TcpProxy } from '@tessera/test-support'
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { KEY_POLL_INTERVAL_MS } from '../../src/issuer.js'
 import { postForm, send } from '../support/http.js'
 import type { HttpResponse } from '../support/http.js'
-import { FIXTURES, JWT_SECRET, RS } from '../support/issuer.js'
+import { FIXTURES, JWT_SECRET, RS, startIssuer } from '../support/issuer.js'
+import type { RunningIssuer } from '../support/issuer.js'
 import { pkce, signIn } from '../support/oauth.js'
 import { runCli, startIssuerCli } from '../support/process.js'
 import type { IssuerCli } from '../support/process.js'
@@ -17,18 +19,21 @@ import type { IssuerCli } from '../support/process.js'
 const CONFIG = join(FIXTURES, 'basic')
 const REDIRECT_URI = 'http://localhost:9000/cb'
 
+/** Whatever serves HTTP: a CLI process or an in-process issuer. */
+type Replica = Pick<IssuerCli, 'url'>
+
 interface Jwks {
   keys: { kid: string }[]
 }
 
-async function jwks(replica: IssuerCli): Promise<Jwks> {
+async function jwks(replica: Replica): Promise<Jwks> {
   const res = await send(replica.url, { path: '/.well-known/jwks.json', host: RS.host })
   expect(res.status).toBe(200)
   return res.json as Jwks
 }
 
 /** Signs alice in at `at` and redeems the code at `redeemAt`: the first refresh token. */
-async function signInAndRedeem(at: IssuerCli, redeemAt: IssuerCli): Promise<HttpResponse> {
+async function signInAndRedeem(at: Replica, redeemAt: Replica): Promise<HttpResponse> {
   const { verifier, challenge } = pkce()
   const { code } = await signIn(at.url, RS.host, {
     clientId: RS.client,
@@ -46,7 +51,7 @@ async function signInAndRedeem(at: IssuerCli, redeemAt: IssuerCli): Promise<Http
   })
 }
 
-function refresh(at: IssuerCli, token: string): Promise<HttpResponse> {
+function refresh(at: Replica, token: string): Promise<HttpResponse> {
   return postForm(at.url, RS.host, {
     grant_type: 'refresh_token',
     refresh_token: token,
@@ -59,7 +64,7 @@ const refreshTokenOf = (res: HttpResponse): string =>
   (res.json as { refresh_token: string }).refresh_token
 
 /** Verifies an access token against a replica's JWKS, as a resource server would. */
-async function verifyAt(replica: IssuerCli, token: string): Promise<void> {
+async function verifyAt(replica: Replica, token: string): Promise<void> {
   const keys = createLocalJWKSet((await jwks(replica)) as Parameters<typeof createLocalJWKSet>[0])
   await jwtVerify(token, keys, { issuer: RS.issuer, audience: RS.audience })
 }
@@ -267,5 +272,56 @@ describe('a replica killed mid-load', { timeout: 120_000 }, () => {
       expect([200, 400]).toContain(res.status)
       if (res.status === 400) expect(res.json).toMatchObject({ error: 'invalid_grant' })
     }
+  })
+})
+
+describe('PostgreSQL going away under a running issuer', { timeout: 60_000 }, () => {
+  let database: Awaited<ReturnType<typeof createTestDatabase>>
+  let proxy: TcpProxy
+  let issuer: RunningIssuer
+
+  beforeAll(async () => {
+    database = await createTestDatabase()
+    const direct = new URL(database.url)
+    proxy = await startTcpProxy({ host: direct.hostname, port: Number(direct.port || 5432) })
+    const url = new URL(database.url)
+    url.host = `127.0.0.1:${proxy.port}`
+    url.password = 'db-password-never-logged'
+    issuer = await startIssuer({ databaseUrl: url.toString(), config: CONFIG })
+  })
+  afterAll(async () => {
+    await issuer?.close()
+    await proxy?.close()
+    await database?.drop()
+  })
+
+  it('answers 503 with Retry-After, and readyz 503, until the database is back', async () => {
+    const replica: Replica = issuer
+    const first = await signInAndRedeem(replica, replica)
+    expect(first.status).toBe(200)
+    const token = refreshTokenOf(first)
+
+    await proxy.cut()
+    const refused = await refresh(replica, token)
+    expect(refused.status).toBe(503)
+    expect(refused.headers['retry-after']).toBe('5')
+    expect(refused.headers['cache-control']).toBe('no-store')
+    expect(refused.json).toEqual({
+      error: 'temporarily_unavailable',
+      error_description: 'the service is unavailable; retry later',
+    })
+    const notReady = await send(issuer.url, { path: '/readyz', host: 'probe' })
+    expect(notReady.status).toBe(503)
+    expect(notReady.json).toMatchObject({ status: 'not ready', reason: 'store unavailable' })
+
+    await proxy.restore()
+    // The failed call changed nothing: the same token rotates now.
+    const again = await refresh(replica, token)
+    expect(again.status).toBe(200)
+    expect((await send(issuer.url, { path: '/readyz', host: 'probe' })).status).toBe(200)
+    const log = issuer.logs.join('')
+    expect(log).toContain('"msg":"database unavailable"')
+    expect(log).not.toContain('db-password-never-logged')
+    expect(log).not.toContain(token)
   })
 })

@@ -170,7 +170,7 @@ const CONFLICTS: Record<string, string> = {
 
 /**
  * The StoreError a driver error stands for: a taken primary key is `ERR_STORE_CONFLICT`, a lost
- * or refused connection `ERR_STORE_OPEN`; anything else (a bug, a broken schema) is returned as
+ * or refused connection `ERR_STORE_UNAVAILABLE`; anything else (a bug, a broken schema) is returned as
  * it is, like the SQLite adapter does.
  */
 export function translateError(target: PgTarget, error: unknown): unknown {
@@ -180,7 +180,7 @@ export function translateError(target: PgTarget, error: unknown): unknown {
   const connection = describeConnectionFailure(error)
   if (connection !== undefined) {
     return new StoreError(
-      'ERR_STORE_OPEN',
+      'ERR_STORE_UNAVAILABLE',
       `cannot reach the PostgreSQL ${describeTarget(target)}: ${connection}`,
       { cause: error },
     )
