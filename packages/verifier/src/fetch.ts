@@ -22,7 +22,12 @@ import type { AuthContext } from './auth.js'
 import { VerifierError } from './errors.js'
 import { renderError } from './render.js'
 import type { Verifier } from './verifier.js'
-import { authenticate, checkRealm, checkRequiredScopes, checkScopes } from './internal/bearer.js'
+import {
+  checkRealm,
+  checkRequiredScopes,
+  checkScopes,
+  createAuthenticator,
+} from './internal/bearer.js'
 
 /** Options of {@link verifyRequest}. */
 export interface VerifyRequestOptions {
@@ -68,7 +73,7 @@ export async function verifyRequest(
   const required =
     options.scope === undefined ? [] : checkRequiredScopes(options.scope, 'verifyRequest')
   try {
-    const auth = await authenticate(verifier, request.headers.get('authorization'), realm)
+    const auth = await createAuthenticator(verifier, realm)(request.headers.get('authorization'))
     if (required.length > 0) checkScopes(auth, required)
     return { ok: true, auth }
   } catch (error) {

@@ -25,10 +25,10 @@ import { renderError } from './render.js'
 import type { ErrorResponse } from './render.js'
 import type { Verifier } from './verifier.js'
 import {
-  authenticate,
   checkRealm,
   checkRequiredScopes,
   checkScopes,
+  createAuthenticator,
   realmOf,
   toVerifier,
 } from './internal/bearer.js'
@@ -68,10 +68,13 @@ export function bearer(
 ): Middleware<KoaAuthState> {
   const instance = toVerifier(verifier)
   const realm = checkRealm(options.realm, 'bearer')
+  const authenticate = createAuthenticator(instance, realm)
   return async (ctx, next) => {
     let auth: AuthContext
     try {
-      auth = await authenticate(instance, ctx.get('authorization'), realm)
+      const pending = authenticate(ctx.get('authorization'))
+      // A token cache hit is answered without waiting for a turn of the event loop.
+      auth = pending instanceof Promise ? await pending : pending
     } catch (error) {
       send(ctx, renderError(error, { realm }))
       return

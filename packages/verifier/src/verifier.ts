@@ -1,15 +1,16 @@
 import { createSecretKey } from 'node:crypto'
-import { compactVerify, errors } from 'jose'
-import type { KeyLike } from 'jose'
+import { errors, flattenedVerify } from 'jose'
+import type { KeyLike, VerifyOptions } from 'jose'
 import { VerifierError } from './errors.js'
 import type { VerifierErrorCode } from './errors.js'
 import type { Algorithm, VerifierEvent, VerifierOptions, VerifierStats } from './options.js'
+import { registerAdapterPath } from './internal/adapter-path.js'
 import { createCounters, snapshot } from './internal/counters.js'
 import { KID_PATTERN } from './internal/jwks.js'
 import { IssuerKeyCache } from './internal/key-cache.js'
 import { resolveOptions } from './internal/options.js'
 import { TokenCache } from './internal/token-cache.js'
-import { decodeToken } from './internal/token.js'
+import { decodePayload, decodeToken, HeaderCache, splitToken } from './internal/token.js'
 import type { JsonObject } from './internal/token.js'
 
 /**
@@ -177,6 +178,13 @@ export function createVerifier(options: VerifierOptions): Verifier {
     settings.tokenCacheMax === undefined
       ? undefined
       : new TokenCache<Result>(settings.tokenCacheMax)
+  const headerCache = new HeaderCache()
+  // Built once, not per verification: jose allows exactly the one algorithm the token names
+  // and that is already known to be in `algorithms`.
+  const joseOptions: Record<Algorithm, VerifyOptions> = {
+    HS256: { algorithms: ['HS256'] },
+    RS256: { algorithms: ['RS256'] },
+  }
 
   /** Claim checks on the unverified payload, so that a doomed token never causes a fetch. */
   function checkClaims(payload: JsonObject, nowMs: number): void {
@@ -206,67 +214,110 @@ export function createVerifier(options: VerifierOptions): Verifier {
     }
   }
 
-  async function verifyUncached(token: string, cacheKey: string | undefined): Promise<Result> {
-    const { header, payload } = decodeToken(token)
-    const alg = header.alg
-    // Exact, case-sensitive match against the allowlist: `none`, `NONE`, a missing alg, RS384,
-    // ES256 or HS512 all stop here, before any key is chosen.
-    if (typeof alg !== 'string' || !algorithms.has(alg as Algorithm)) {
-      throw new VerifierError('ERR_ALG_NOT_ALLOWED', 'The token algorithm is not accepted')
-    }
-    const iss = payload.iss
-    if (typeof iss !== 'string' || !issuers.has(iss)) {
-      throw new VerifierError('ERR_ISSUER_UNKNOWN', 'The token issuer is not accepted')
-    }
-    checkClaims(payload, now())
+  /**
+   * Verifies `token`. With `lookUp`, a token cache hit answers at once; without, the caller has
+   * just looked `cacheKey` up and missed. `compact`: the caller has seen the token's shape hold.
+   * Everything thrown is counted and reported, once.
+   */
+  async function verifyToken(
+    token: string,
+    cacheKey: string | undefined,
+    lookUp: boolean,
+    compact: boolean,
+  ): Promise<Result> {
+    try {
+      if (typeof token !== 'string') {
+        throw new VerifierError('ERR_TOKEN_MALFORMED', 'The token is not a string')
+      }
+      // Before any decoding: a huge token costs nothing but this comparison.
+      if (token.length > maxTokenLength) {
+        throw new VerifierError('ERR_TOKEN_TOO_LONG', 'The token is too long')
+      }
+      if (lookUp && tokenCache !== undefined) {
+        cacheKey = TokenCache.keyOf(token)
+        const cached = fromTokenCache(cacheKey)
+        if (cached !== undefined) return cached
+      }
 
-    let key: KeyLike
-    let kid: string | undefined
-    if (alg === 'HS256') {
-      // The secret alone, whatever kid the token names (DESIGN.md §7).
-      key = secretKey as KeyLike
-    } else {
-      if (header.kid === undefined) {
-        throw new VerifierError('ERR_TOKEN_MALFORMED', 'The token header has no kid')
+      const segments = splitToken(token, compact)
+      // The header of an issuer's tokens is the same for every token it signs with one key:
+      // decoded (and its refused parameters checked) once per distinct header segment.
+      const header = headerCache.decode(segments.protected)
+      const payload = decodePayload(segments.payload)
+      const alg = header.alg
+      // Exact, case-sensitive match against the allowlist: `none`, `NONE`, a missing alg,
+      // RS384, ES256 or HS512 all stop here, before any key is chosen.
+      if (typeof alg !== 'string' || !algorithms.has(alg as Algorithm)) {
+        throw new VerifierError('ERR_ALG_NOT_ALLOWED', 'The token algorithm is not accepted')
       }
-      if (typeof header.kid !== 'string' || !KID_PATTERN.test(header.kid)) {
-        throw new VerifierError('ERR_TOKEN_MALFORMED', 'The token kid is malformed')
-      }
-      kid = header.kid
-      const keyCache = keyCaches.get(iss)
-      if (keyCache === undefined) {
+      const iss = payload.iss
+      if (typeof iss !== 'string' || !issuers.has(iss)) {
         throw new VerifierError('ERR_ISSUER_UNKNOWN', 'The token issuer is not accepted')
       }
-      // The common case, a fresh cached key, costs no extra turn of the event loop.
-      key = keyCache.fresh(kid) ?? (await keyCache.get(kid))
-    }
+      checkClaims(payload, now())
 
-    // jose checks the signature, and that the key suits the one allowed algorithm (an RSA
-    // public key is never an HMAC secret). The claims are those already decoded from the same
-    // signed bytes: checked again now, as time may have passed during a key fetch.
-    const { protectedHeader } = await compactVerify(token, key, { algorithms: [alg] })
-    checkClaims(payload, now())
-    const result = { payload, protectedHeader } as unknown as Result
-    counters.accepted[alg as Algorithm] += 1
-    if (tokenCache !== undefined && cacheKey !== undefined) {
-      tokenCache.set(cacheKey, {
-        result: deepFreeze(result),
-        expiresAt: result.payload.exp * 1000,
-        ...(kid === undefined ? {} : { issuer: iss, kid, key }),
-      })
+      let key: KeyLike
+      let kid: string | undefined
+      let keyCache: IssuerKeyCache | undefined
+      if (alg === 'HS256') {
+        // The secret alone, whatever kid the token names (DESIGN.md §7).
+        key = secretKey as KeyLike
+      } else {
+        if (header.kid === undefined) {
+          throw new VerifierError('ERR_TOKEN_MALFORMED', 'The token header has no kid')
+        }
+        if (typeof header.kid !== 'string' || !KID_PATTERN.test(header.kid)) {
+          throw new VerifierError('ERR_TOKEN_MALFORMED', 'The token kid is malformed')
+        }
+        kid = header.kid
+        keyCache = keyCaches.get(iss)
+        if (keyCache === undefined) {
+          throw new VerifierError('ERR_ISSUER_UNKNOWN', 'The token issuer is not accepted')
+        }
+        // The common case, a fresh cached key, costs no extra turn of the event loop.
+        key = keyCache.fresh(kid) ?? (await keyCache.get(kid))
+      }
+
+      // jose checks the signature, and that the key suits the one allowed algorithm (an RSA
+      // public key is never an HMAC secret). It gets the segments already split and checked
+      // (the flattened form of the same JWS spares it a second split). The claims are those
+      // already decoded from the same signed bytes: checked again now, as time may have passed
+      // during a key fetch.
+      const { protectedHeader } = await flattenedVerify(
+        segments,
+        key,
+        joseOptions[alg as Algorithm],
+      )
+      const checkedAt = now()
+      checkClaims(payload, checkedAt)
+      const result = { payload, protectedHeader } as unknown as Result
+      counters.accepted[alg as Algorithm] += 1
+      if (tokenCache !== undefined && cacheKey !== undefined) {
+        const expiresAt = result.payload.exp * 1000
+        // Within the clock tolerance past exp the token is still accepted, but an entry would
+        // already be over: not worth storing.
+        if (expiresAt > checkedAt) {
+          tokenCache.set(cacheKey, { result: deepFreeze(result), expiresAt, keyCache, kid, key })
+        }
+      }
+      return result
+    } catch (error) {
+      throw reject(error, token)
     }
-    return result
   }
 
   function fromTokenCache(cacheKey: string): Result | undefined {
-    const entry = tokenCache?.get(cacheKey, now())
+    if (tokenCache === undefined) return undefined
+    const nowMs = now()
+    const entry = tokenCache.get(cacheKey, nowMs)
     if (entry === undefined) return undefined
-    if (entry.kid !== undefined && entry.issuer !== undefined) {
-      // The entry lives only as long as its key stays in a fresh copy of the issuer's JWKS.
-      if (keyCaches.get(entry.issuer)?.fresh(entry.kid) !== entry.key) {
-        tokenCache?.delete(cacheKey)
-        return undefined
-      }
+    // An RS256 entry lives only as long as its key stays in a fresh copy of the issuer's JWKS.
+    if (
+      entry.keyCache !== undefined &&
+      entry.keyCache.fresh(entry.kid as string, nowMs) !== entry.key
+    ) {
+      tokenCache.delete(cacheKey)
+      return undefined
     }
     counters.tokenCacheHits += 1
     counters.accepted[entry.result.protectedHeader.alg] += 1
@@ -301,28 +352,25 @@ export function createVerifier(options: VerifierOptions): Verifier {
     return refused
   }
 
-  return {
+  const verifier: Verifier = {
     issuers: [...issuers],
     stats: () => snapshot(counters),
-    async verify(token: string): Promise<Result> {
+    verify: (token) => verifyToken(token, undefined, true, false),
+  }
+  registerAdapterPath(verifier, {
+    keyOf: (token) =>
+      tokenCache === undefined || token.length > maxTokenLength
+        ? undefined
+        : TokenCache.keyOf(token),
+    cached(cacheKey) {
       try {
-        if (typeof token !== 'string') {
-          throw new VerifierError('ERR_TOKEN_MALFORMED', 'The token is not a string')
-        }
-        // Before any decoding: a huge token costs nothing but this comparison.
-        if (token.length > maxTokenLength) {
-          throw new VerifierError('ERR_TOKEN_TOO_LONG', 'The token is too long')
-        }
-        let cacheKey: string | undefined
-        if (tokenCache !== undefined) {
-          cacheKey = TokenCache.keyOf(token)
-          const cached = fromTokenCache(cacheKey)
-          if (cached !== undefined) return cached
-        }
-        return await verifyUncached(token, cacheKey)
-      } catch (error) {
-        throw reject(error, token)
+        return fromTokenCache(cacheKey)
+      } catch {
+        // A clock that throws: the verification that follows the miss reports it.
+        return undefined
       }
     },
-  }
+    verify: (token, cacheKey, compact) => verifyToken(token, cacheKey, false, compact),
+  })
+  return verifier
 }

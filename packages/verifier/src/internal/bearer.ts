@@ -3,10 +3,13 @@ import { VerifierError } from '../errors.js'
 import type { VerifierOptions } from '../options.js'
 import { DEFAULT_REALM, isQuotable, isScopeToken } from '../render.js'
 import { createVerifier } from '../verifier.js'
-import type { Verifier } from '../verifier.js'
+import type { VerifiedToken, Verifier } from '../verifier.js'
+import { adapterPathOf } from './adapter-path.js'
+import { isCompactJws } from './token.js'
 
 // RFC 6750 §2.1: credentials = "Bearer" 1*SP b64token
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/
+const SPACE = 0x20
 
 /**
  * The token of an `Authorization: Bearer` header. No header, or another scheme, is
@@ -16,20 +19,36 @@ const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/
  * @see RFC 6750 §2.1 (Authorization Request Header Field)
  */
 export function extractBearerToken(header: string | null | undefined): string {
-  if (header === undefined || header === null || header.trim() === '') {
+  const token = bearerCredentials(header)
+  checkB64Token(token)
+  return token
+}
+
+/**
+ * What follows `Bearer`, not empty but otherwise unchecked: {@link extractBearerToken} without
+ * its b64token check.
+ */
+function bearerCredentials(header: string | null | undefined): string {
+  const value = header === undefined || header === null ? '' : header.trim()
+  if (value === '') {
     throw new VerifierError('ERR_TOKEN_MISSING', 'A bearer token is required')
   }
-  const value = header.trim()
   const space = value.indexOf(' ')
   const scheme = space === -1 ? value : value.slice(0, space)
   // Auth schemes are case-insensitive (RFC 7235 §2.1).
   if (scheme.toLowerCase() !== 'bearer') {
     throw new VerifierError('ERR_TOKEN_MISSING', 'A bearer token is required')
   }
-  const token = space === -1 ? '' : value.slice(space + 1).replace(/^ +/, '')
+  let start = space === -1 ? value.length : space + 1
+  while (value.charCodeAt(start) === SPACE) start++
+  const token = value.slice(start)
   if (token === '') {
     throw new VerifierError('ERR_AUTHORIZATION_INVALID', 'The bearer token is empty')
   }
+  return token
+}
+
+function checkB64Token(token: string): void {
   if (!B64TOKEN.test(token)) {
     throw new VerifierError(
       'ERR_AUTHORIZATION_INVALID',
@@ -38,7 +57,6 @@ export function extractBearerToken(header: string | null | undefined): string {
         : 'The bearer token has characters RFC 6750 does not allow',
     )
   }
-  return token
 }
 
 // The realm rides on the AuthContext under a symbol: invisible to JSON and to `in` checks on
@@ -47,18 +65,46 @@ const REALM: unique symbol = Symbol('@tessera/verifier realm')
 
 type WithRealm = AuthContext & { [REALM]?: string }
 
-/** Extracts and verifies the bearer token of a request; throws {@link VerifierError}. */
-export async function authenticate(
-  verifier: Verifier,
+/**
+ * Extracts and verifies the bearer token of a request's `Authorization` header: the
+ * {@link AuthContext} itself on a token cache hit, a promise of it otherwise. Throws or rejects
+ * with a {@link VerifierError}.
+ */
+export type Authenticator = (
   header: string | null | undefined,
-  realm: string,
-): Promise<AuthContext> {
-  const token = extractBearerToken(header)
-  const { payload, protectedHeader } = await verifier.verify(token)
-  const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : []
-  // requireScope answers in the realm of the bearer middleware that verified the token.
-  const auth: WithRealm = { token, payload, protectedHeader, scopes, [REALM]: realm }
-  return auth
+) => AuthContext | Promise<AuthContext>
+
+/** An {@link Authenticator} for the requests of one middleware, answering in `realm`. */
+export function createAuthenticator(verifier: Verifier, realm: string): Authenticator {
+  const toAuth = (token: string, { payload, protectedHeader }: VerifiedToken): AuthContext => {
+    const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : []
+    // requireScope answers in the realm of the bearer middleware that verified the token.
+    const auth: WithRealm = { token, payload, protectedHeader, scopes, [REALM]: realm }
+    return auth
+  }
+  const path = adapterPathOf(verifier)
+  if (path === undefined) {
+    // A verifier made elsewhere: only its public face, whatever it returns.
+    return async (header) => {
+      const token = extractBearerToken(header)
+      return toAuth(token, await verifier.verify(token))
+    }
+  }
+  return (header) => {
+    const token = bearerCredentials(header)
+    const cacheKey = path.keyOf(token)
+    if (cacheKey !== undefined) {
+      // A hit is a token verified before, so a b64token as well: the check below is only
+      // needed on a miss, where it still comes before the verifier sees the token.
+      const hit = path.cached(cacheKey)
+      if (hit !== undefined) return toAuth(token, hit)
+    }
+    // One scan for two checks: a compact JWS is a b64token (RFC 6750 §2.1), and the verifier
+    // then need not check its shape again.
+    const compact = isCompactJws(token)
+    if (!compact) checkB64Token(token)
+    return path.verify(token, cacheKey, compact).then((verified) => toAuth(token, verified))
+  }
 }
 
 /** The realm under which `auth` was verified, for a later 403. */

@@ -51,12 +51,11 @@ export class IssuerKeyCache {
   }
 
   /**
-   * The key of `kid` when the cached set is fresh, without any I/O, else `undefined`. Starts a
-   * background refresh when the set nears the end of its freshness.
+   * The key of `kid` when the cached set is fresh at `now`, without any I/O, else `undefined`.
+   * Starts a background refresh when the set nears the end of its freshness.
    */
-  fresh(kid: string): KeyLike | undefined {
+  fresh(kid: string, now: number = this.#settings.now()): KeyLike | undefined {
     const { cacheMaxAge } = this.#settings
-    const now = this.#settings.now()
     if (this.#keys === undefined || now - this.#fetchedAt >= cacheMaxAge) return undefined
     if (now - this.#fetchedAt >= cacheMaxAge * REFRESH_AHEAD_AT && this.#mayFetch(now)) {
       void this.#refresh(now)

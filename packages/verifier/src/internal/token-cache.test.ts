@@ -20,6 +20,26 @@ describe('TokenCache', () => {
     expect(cache.size).toBe(2)
   })
 
+  it('keeps the order exact when the most recent entry is hit again and again', () => {
+    const cache = new TokenCache<number>(2)
+    cache.set('a', { result: 1, expiresAt: 100 })
+    cache.set('b', { result: 2, expiresAt: 100 })
+    expect(cache.get('b', 0)?.result).toBe(2)
+    expect(cache.get('b', 0)?.result).toBe(2)
+    cache.set('c', { result: 3, expiresAt: 100 })
+    expect(cache.get('a', 0)).toBeUndefined()
+    expect(cache.get('b', 0)?.result).toBe(2)
+    cache.set('d', { result: 4, expiresAt: 10 })
+    expect(cache.get('c', 0)).toBeUndefined()
+    expect(cache.get('d', 10)).toBeUndefined()
+    expect(cache.get('b', 0)?.result).toBe(2)
+    cache.set('e', { result: 5, expiresAt: 100 })
+    cache.set('f', { result: 6, expiresAt: 100 })
+    expect(cache.get('b', 0)).toBeUndefined()
+    expect(cache.get('e', 0)?.result).toBe(5)
+    expect(cache.size).toBe(2)
+  })
+
   it('drops an entry at its expiry', () => {
     const cache = new TokenCache<number>(2)
     cache.set('a', { result: 1, expiresAt: 100 })

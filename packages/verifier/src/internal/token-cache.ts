@@ -1,5 +1,6 @@
 import * as crypto from 'node:crypto'
 import type { KeyLike } from 'jose'
+import type { IssuerKeyCache } from './key-cache.js'
 
 type OneShotHash = (algorithm: string, data: string, encoding: 'base64url') => string
 const oneShot = (crypto as { hash?: OneShotHash }).hash
@@ -9,10 +10,10 @@ export interface CachedVerification<T> {
   result: T
   /** `exp` in ms: the entry ends then, whatever the clock tolerance. */
   expiresAt: number
-  /** RS256: the issuer and key that verified it; the entry dies with the key. */
-  issuer?: string
-  kid?: string
-  key?: KeyLike
+  /** RS256: the issuer's key cache, kid and key that verified it; the entry dies with the key. */
+  keyCache?: IssuerKeyCache | undefined
+  kid?: string | undefined
+  key?: KeyLike | undefined
 }
 
 /**
@@ -23,6 +24,9 @@ export interface CachedVerification<T> {
 export class TokenCache<T> {
   readonly #max: number
   readonly #entries = new Map<string, CachedVerification<T>>()
+  // The key of the most recently used entry, the last in the map: a hit on it (a client
+  // repeating its token) needs no move, so that the map is not rewritten on every request.
+  #newest: string | undefined
 
   constructor(max: number) {
     this.#max = max
@@ -40,9 +44,15 @@ export class TokenCache<T> {
   get(key: string, now: number): CachedVerification<T> | undefined {
     const entry = this.#entries.get(key)
     if (entry === undefined) return undefined
-    this.#entries.delete(key)
-    if (entry.expiresAt <= now) return undefined
-    this.#entries.set(key, entry)
+    if (entry.expiresAt <= now) {
+      this.delete(key)
+      return undefined
+    }
+    if (key !== this.#newest) {
+      this.#entries.delete(key)
+      this.#entries.set(key, entry)
+      this.#newest = key
+    }
     return entry
   }
 
@@ -50,15 +60,17 @@ export class TokenCache<T> {
   set(key: string, entry: CachedVerification<T>): void {
     this.#entries.delete(key)
     this.#entries.set(key, entry)
+    this.#newest = key
     if (this.#entries.size > this.#max) {
       const oldest = this.#entries.keys().next()
-      if (oldest.done !== true) this.#entries.delete(oldest.value)
+      if (oldest.done !== true) this.delete(oldest.value)
     }
   }
 
   /** Drops an entry. */
   delete(key: string): void {
     this.#entries.delete(key)
+    if (key === this.#newest) this.#newest = undefined
   }
 
   /** The number of entries. */

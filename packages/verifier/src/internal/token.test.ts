@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { decodeToken } from './token.js'
+import { decodeToken, HeaderCache, isCompactJws, splitToken } from './token.js'
 
 const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
 
@@ -21,5 +21,39 @@ describe('decodeToken', () => {
     expect(() => decodeToken(token)).toThrow(
       expect.objectContaining({ code: 'ERR_TOKEN_MALFORMED' }),
     )
+  })
+})
+
+describe('HeaderCache', () => {
+  it('decodes a header segment once and answers later tokens with the same result', () => {
+    const cache = new HeaderCache()
+    const segment = encode({ alg: 'RS256', kid: 'k' })
+    const first = cache.decode(segment)
+    expect(first).toEqual({ alg: 'RS256', kid: 'k' })
+    expect(Object.isFrozen(first)).toBe(true)
+    expect(cache.decode(`${segment}.x`.slice(0, segment.length))).toBe(first)
+  })
+
+  it('refuses what decodeToken refuses, every time', () => {
+    const cache = new HeaderCache()
+    for (const header of [encode({ alg: 'RS256', jku: 'https://x' }), encode([]), 'bm90LWpzb24']) {
+      for (let i = 0; i < 2; i += 1) {
+        expect(() => cache.decode(header), header).toThrow(
+          expect.objectContaining({ code: 'ERR_TOKEN_MALFORMED' }),
+        )
+      }
+    }
+  })
+})
+
+describe('splitToken', () => {
+  it('splits a compact JWS and refuses anything else', () => {
+    expect(splitToken('a.b.c')).toEqual({ protected: 'a', payload: 'b', signature: 'c' })
+    expect(() => splitToken('a.b.c=')).toThrow(
+      expect.objectContaining({ code: 'ERR_TOKEN_MALFORMED' }),
+    )
+    expect(isCompactJws('a.b.c')).toBe(true)
+    expect(isCompactJws('a.b.c=')).toBe(false)
+    expect(isCompactJws('a..c')).toBe(false)
   })
 })

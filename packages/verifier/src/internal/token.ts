@@ -3,6 +3,13 @@ import { VerifierError } from '../errors.js'
 /** The JSON object of a token's header or payload, not yet trusted. */
 export type JsonObject = Record<string, unknown>
 
+/** The three segments of a compact JWS, as they appear in the token. */
+export interface CompactSegments {
+  protected: string
+  payload: string
+  signature: string
+}
+
 // Three non-empty base64url segments (RFC 7515 §7.1; no padding, RFC 7515 §2).
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/
 
@@ -30,6 +37,76 @@ function decodeObject(segment: string, what: string): JsonObject {
   return value as JsonObject
 }
 
+function decodeHeader(segment: string): JsonObject {
+  const header = decodeObject(segment, 'header')
+  for (const name of REFUSED_HEADER_PARAMETERS) {
+    if (Object.hasOwn(header, name)) {
+      throw malformed(`The token header parameter ${name} is not accepted`)
+    }
+  }
+  return header
+}
+
+// Enough for every header an issuer uses at once (one per algorithm and key id, a few during a
+// rotation); a flood of distinct headers only clears it, which costs what no cache would.
+const MAX_CACHED_HEADERS = 64
+
+/**
+ * Decoded headers by their base64url segment. The tokens of one issuer and key share one header
+ * byte for byte, so decoding it (base64url, JSON, the refused parameters) once per segment is
+ * enough; the result is a pure function of the segment. Only headers that decoded without error
+ * are kept, frozen, and they never leave the verifier.
+ */
+export class HeaderCache {
+  readonly #headers = new Map<string, JsonObject>()
+
+  /** The decoded header of a segment; throws `ERR_TOKEN_MALFORMED` as {@link decodeToken} does. */
+  decode(segment: string): JsonObject {
+    let header = this.#headers.get(segment)
+    if (header === undefined) {
+      header = Object.freeze(decodeHeader(segment))
+      if (this.#headers.size >= MAX_CACHED_HEADERS) this.#headers.clear()
+      // A copy of the key: a slice of the token may share the token's memory, and a cache
+      // must not keep a usable token alive.
+      this.#headers.set(Buffer.from(segment, 'latin1').toString('latin1'), header)
+    }
+    return header
+  }
+}
+
+/**
+ * Whether `token` is three non-empty base64url segments joined by dots: the compact JWS shape
+ * (RFC 7515 §7.1; no padding, RFC 7515 §2).
+ */
+export function isCompactJws(token: string): boolean {
+  return COMPACT_JWS.test(token)
+}
+
+/**
+ * Splits a compact JWS into its three segments, refusing anything but three non-empty base64url
+ * segments. `checked`: the caller has just seen {@link isCompactJws} hold, so the token is not
+ * scanned again. Throws `ERR_TOKEN_MALFORMED`.
+ *
+ * @see RFC 7515 §7.1 (JWS Compact Serialization)
+ */
+export function splitToken(token: string, checked = false): CompactSegments {
+  if (!checked && !COMPACT_JWS.test(token)) {
+    throw malformed('The token is not a JWS in compact form')
+  }
+  const first = token.indexOf('.')
+  const second = token.indexOf('.', first + 1)
+  return {
+    protected: token.slice(0, first),
+    payload: token.slice(first + 1, second),
+    signature: token.slice(second + 1),
+  }
+}
+
+/** Decodes a payload segment to a JSON object, unverified; throws `ERR_TOKEN_MALFORMED`. */
+export function decodePayload(segment: string): JsonObject {
+  return decodeObject(segment, 'payload')
+}
+
 /**
  * Splits a compact JWS and decodes its header and payload without verifying anything: the
  * header to choose the algorithm and key, the payload to choose the issuer (and so the key
@@ -38,13 +115,6 @@ function decodeObject(segment: string, what: string): JsonObject {
  * @see RFC 7515 §7.1 (JWS Compact Serialization)
  */
 export function decodeToken(token: string): { header: JsonObject; payload: JsonObject } {
-  if (!COMPACT_JWS.test(token)) throw malformed('The token is not a JWS in compact form')
-  const [header, payload] = token.split('.') as [string, string, string]
-  const decodedHeader = decodeObject(header, 'header')
-  for (const name of REFUSED_HEADER_PARAMETERS) {
-    if (Object.hasOwn(decodedHeader, name)) {
-      throw malformed(`The token header parameter ${name} is not accepted`)
-    }
-  }
-  return { header: decodedHeader, payload: decodeObject(payload, 'payload') }
+  const segments = splitToken(token)
+  return { header: decodeHeader(segments.protected), payload: decodePayload(segments.payload) }
 }
