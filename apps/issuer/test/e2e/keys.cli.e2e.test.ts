@@ -10,34 +10,16 @@ import { KEY_POLL_INTERVAL_MS } from '../../src/issuer.js'
 import { postForm, send } from '../support/http.js'
 import { FIXTURES, JWT_SECRET, RS, startIssuer, tempDir } from '../support/issuer.js'
 import type { RunningIssuer } from '../support/issuer.js'
+import { runCli } from '../support/process.js'
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
 const CONFIG = join(FIXTURES, 'basic')
 const SECRET = 'e2e-key-encryption-secret-0123456789abcdef'
 const WRONG_SECRET = 'not-the-key-encryption-secret-0123456789'
 
-interface CliResult {
-  status: number | null
-  stdout: string
-  stderr: string
-}
-
-/** The CLI run with only the given variables, never the test runner's environment. */
+/** The CLI's environment: only the given variables, never the test runner's. */
 function env(vars: Record<string, string>): Record<string, string> {
   return { PATH: process.env.PATH ?? '', ...vars }
-}
-
-/** Runs the CLI without blocking the event loop, so an in-process issuer keeps serving. */
-function runCli(args: string[], vars: Record<string, string>): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: env(vars) })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    child.once('error', reject)
-    child.once('close', (status) => resolve({ status, stdout, stderr }))
-  })
 }
 
 async function jwksKids(issuer: RunningIssuer): Promise<string[]> {

@@ -6,12 +6,10 @@
  * One injected clock drives the issuer and the API's verifier; timers stay real. The spawned CLI
  * of the "rotate by CLI" step runs on the real clock; the test clock is near real time by then.
  */
-import { spawn } from 'node:child_process'
 import { cpSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import type { Server } from 'node:http'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { fileURLToPath } from 'node:url'
 import { createApp } from '@tessera/demo-api'
 import type { DemoApi } from '@tessera/demo-api'
 import { revokeKey, rotateKey } from '@tessera/keys'
@@ -22,8 +20,8 @@ import { postForm, send } from '../support/http.js'
 import { loopbackFetch } from '../support/fetch.js'
 import { FIXTURES, HS, JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
 import type { RunningIssuer } from '../support/issuer.js'
+import { runCli } from '../support/process.js'
 
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
 const HOUR = 3_600_000
 /** JWKS_GRACE_HOURS: the default, 2 × the default token lifetime of 2 h. */
 const GRACE_MS = 4 * HOUR
@@ -52,23 +50,6 @@ const setClock = (at: number): void => {
   offset = at - realNow()
 }
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
-
-function runCli(
-  args: string[],
-  vars: Record<string, string>,
-): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: { PATH: process.env.PATH ?? '', ...vars },
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    child.once('error', reject)
-    child.once('close', (status) => resolve({ status, stdout, stderr }))
-  })
-}
 
 describe('HS256 → RS256 migration under load (docs/migration.md)', () => {
   const tmp = tempDir()
