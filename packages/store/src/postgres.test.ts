@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { createServer, type Server, type Socket } from 'node:net'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -31,6 +30,7 @@ import {
   storedKey,
   t0,
 } from './test-utils/contract.js'
+import { raceProcesses } from './test-utils/race.js'
 
 const TABLES = [
   'keys',
@@ -823,45 +823,21 @@ process.stdin.destroy()
 `
 
 /** Starts `replicas` processes on the file's database, releases them together, and collects. */
-async function race<T>(
+function race<T>(
   mode: 'redeem' | 'rotate' | 'rotate-for-client' | 'key',
   count: number,
   replicas: number,
-) {
-  const children = Array.from({ length: replicas }, (_, worker) => {
-    const child = spawn(
-      process.execPath,
-      [
-        '--input-type=module',
-        '--eval',
-        REPLICA,
-        pathToFileURL(BUILT).href,
-        db.url,
-        mode,
-        String(count),
-        String(worker),
-      ],
-      { stdio: ['pipe', 'pipe', 'inherit'] },
-    )
-    let out = ''
-    const ready = new Promise<void>((resolve) => {
-      child.stdout.on('data', (chunk: Buffer) => {
-        out += chunk.toString('utf8')
-        if (out.startsWith('ready\n')) resolve()
-      })
-    })
-    const done = new Promise<T[]>((resolve, reject) => {
-      child.on('error', reject)
-      child.on('close', (status) => {
-        if (status !== 0) reject(new Error(`replica ${worker} exited with ${String(status)}`))
-        else resolve(JSON.parse(out.slice('ready\n'.length)) as T[])
-      })
-    })
-    return { child, ready, done }
-  })
-  await Promise.all(children.map(({ ready }) => ready))
-  for (const { child } of children) child.stdin.write('go\n')
-  return Promise.all(children.map(({ done }) => done))
+): Promise<T[][]> {
+  return raceProcesses<T>(replicas, (worker) => [
+    '--input-type=module',
+    '--eval',
+    REPLICA,
+    pathToFileURL(BUILT).href,
+    db.url,
+    mode,
+    String(count),
+    String(worker),
+  ])
 }
 
 describe('openPostgresStore: separate processes on one database', () => {

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -20,6 +19,7 @@ import {
   storedKey,
   t0,
 } from './test-utils/contract.js'
+import { raceProcesses } from './test-utils/race.js'
 
 let dir: string
 let files = 0
@@ -238,30 +238,19 @@ function checkBuild(): void {
 }
 
 /** Starts `replicas` processes on one file, releases them together, and returns their results. */
-async function race<T>(file: string, mode: 'redeem' | 'rotate', count: number, replicas: number) {
-  const children = Array.from({ length: replicas }, (_, worker) => {
-    const child = spawn(process.execPath, [REPLICA, file, mode, String(count), String(worker)], {
-      stdio: ['pipe', 'pipe', 'inherit'],
-    })
-    let out = ''
-    const ready = new Promise<void>((resolve) => {
-      child.stdout.on('data', (chunk: Buffer) => {
-        out += chunk.toString('utf8')
-        if (out.startsWith('ready\n')) resolve()
-      })
-    })
-    const done = new Promise<T[]>((resolve, reject) => {
-      child.on('error', reject)
-      child.on('close', (status) => {
-        if (status !== 0) reject(new Error(`replica ${worker} exited with ${String(status)}`))
-        else resolve(JSON.parse(out.slice('ready\n'.length)) as T[])
-      })
-    })
-    return { child, ready, done }
-  })
-  await Promise.all(children.map(({ ready }) => ready))
-  for (const { child } of children) child.stdin.write('go\n')
-  return Promise.all(children.map(({ done }) => done))
+function race<T>(
+  file: string,
+  mode: 'redeem' | 'rotate',
+  count: number,
+  replicas: number,
+): Promise<T[][]> {
+  return raceProcesses<T>(replicas, (worker) => [
+    REPLICA,
+    file,
+    mode,
+    String(count),
+    String(worker),
+  ])
 }
 
 describe('openSqliteStore: separate processes on one file', () => {
