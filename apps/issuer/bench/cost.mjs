@@ -127,6 +127,7 @@ try {
         list.push({
           us: perRequest(after.cpu - before.cpu),
           system: perRequest(after.split.system - before.split.system),
+          mainThread: perRequest(after.main.run - before.main.run),
           // Neither running nor waiting for the CPU: blocked (I/O, locks) or idle.
           blocked: perRequest(
             wall - (after.main.run - before.main.run) - (after.main.wait - before.main.wait),
@@ -140,15 +141,15 @@ try {
   const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
   const show = (values) => values.map((value) => value.toFixed(0)).join(' ')
   console.log(
-    '| scenario | server | CPU µs/request | rounds | of which system | main thread blocked or idle, µs/request | rounds | req/s |',
+    '| scenario | server | CPU µs/request | rounds | of which system | of which main thread | main thread blocked or idle, µs/request | rounds | req/s |',
   )
-  console.log('|---|---|---:|---|---:|---:|---|---:|')
+  console.log('|---|---|---:|---|---:|---:|---:|---|---:|')
   for (const [key, list] of results) {
     const [name, server] = key.split('\t')
     const us = list.map((r) => r.us)
     const blocked = list.map((r) => r.blocked)
     console.log(
-      `| ${name} | ${server} | ${median(us).toFixed(0)} | ${show(us)} | ${median(list.map((r) => r.system)).toFixed(0)} | ${median(blocked).toFixed(0)} | ${show(blocked)} | ${median(list.map((r) => r.rps)).toFixed(0)} |`,
+      `| ${name} | ${server} | ${median(us).toFixed(0)} | ${show(us)} | ${median(list.map((r) => r.system)).toFixed(0)} | ${median(list.map((r) => r.mainThread)).toFixed(0)} | ${median(blocked).toFixed(0)} | ${show(blocked)} | ${median(list.map((r) => r.rps)).toFixed(0)} |`,
     )
   }
 } finally {

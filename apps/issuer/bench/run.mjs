@@ -1,6 +1,11 @@
 // `pnpm bench`: throughput of the issuer on loopback, reported as ratios to baselines measured
-// in the same run. The measured server is pinned to core 0 and this load generator to core 1
-// (taskset), so the two do not fight over one core. Environment: BENCH_SECONDS (default 8),
+// in the same run. The measured servers are pinned to core 0 and this load generator to core 1
+// (taskset), so the two do not fight over one core. The scenarios take turns, round after round,
+// each target scenario right before or after its baseline (AB, then BA), and each ratio is the
+// median of the ratios measured within one round: this machine's speed drifts within seconds, and
+// a scenario measured a minute after its baseline would carry that drift into its ratio. The
+// issuer's CPU time per request is reported too; it hardly moves when the machine slows.
+// Environment: BENCH_SECONDS (per scenario and round, default 4), BENCH_ROUNDS (default 3),
 // BENCH_CONNECTIONS (default 10).
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -8,34 +13,61 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
-import { hasTaskset, pinLoadGenerator, pinned, refreshScenario, startServer } from './lib.mjs'
+import {
+  cpuSeconds,
+  hasTaskset,
+  pinLoadGenerator,
+  pinned,
+  refreshScenario,
+  startServer,
+} from './lib.mjs'
 
 const here = fileURLToPath(new URL('.', import.meta.url))
 pinLoadGenerator()
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 8)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
+const HS = '0b0b0b0b-0000-4000-8000-000000000001'
+const RS = '0b0b0b0b-0000-4000-8000-000000000002'
 const children = []
 
-/** Starts a server pinned to core 0 and resolves with its URL; stopped at the end. */
+/** Starts a server pinned to core 0; stopped at the end. */
 async function start(args, env, pick) {
-  const { url, child } = await startServer(args, env, pick)
-  children.push(child)
-  return url
+  const server = await startServer(args, env, pick)
+  children.push(server.child)
+  return server
 }
 
-async function load(name, options) {
-  // A short warm-up lets V8 optimise before the measured run.
-  await autocannon({ ...options, connections: CONNECTIONS, duration: 2 })
-  const result = await autocannon({ ...options, connections: CONNECTIONS, duration: SECONDS })
+/** One autocannon run of `seconds`: req/s, latency and the server's CPU µs per request. */
+async function load(name, { server, options: makeOptions }, seconds) {
+  // Made anew for each run: the refresh scenarios draw on a pool of live refresh tokens, and a
+  // run ends with requests in flight whose new tokens never reach the pool.
+  const options = await makeOptions()
+  const before = cpuSeconds(server.child.pid)
+  const result = await autocannon({ ...options, connections: CONNECTIONS, duration: seconds })
+  const cpu = cpuSeconds(server.child.pid) - before
   const bad = result.non2xx + result.errors + result.timeouts
   if (bad > 0) throw new Error(`${name}: ${bad} requests failed (non-2xx, errors or timeouts)`)
-  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 }
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    us: (cpu * 1e6) / result.requests.total,
+  }
+}
+
+/** jose's RS256 signs per second on core 0, for `seconds` (sign-rate.mjs). */
+function signRate(seconds) {
+  const [command, argv] = pinned([process.execPath, join(here, 'sign-rate.mjs'), String(seconds)])
+  const run = spawnSync(command, argv, { encoding: 'utf8' })
+  if (run.status !== 0) throw new Error(`sign-rate.mjs failed: ${run.stderr}`)
+  return { rps: JSON.parse(run.stdout).perSecond }
 }
 
 const tmp = mkdtempSync(join(tmpdir(), 'tessera-bench-'))
 try {
-  const issuerUrl = await start(
+  const issuer = await start(
     [process.execPath, join(here, '..', 'dist', 'cli', 'main.js'), 'dev', '--port', '0'],
     {
       JWT_SECRET: 'bench-secret-0123456789-abcdefghijklmnop',
@@ -46,11 +78,7 @@ try {
     },
     (line) => line.msg === 'tessera issuer listening' && line.url,
   )
-  const baselineUrl = await start(
-    [process.execPath, join(here, 'baseline-koa.mjs')],
-    {},
-    (line) => line.url,
-  )
+  const bare = await start([process.execPath, join(here, 'baseline-koa.mjs')], {}, (l) => l.url)
 
   const json = { 'content-type': 'application/json' }
   const password = (clientId) =>
@@ -61,83 +89,99 @@ try {
       client_id: clientId,
       client_secret: 'bench-secret',
     })
-
-  const rows = []
-  const baseline = await load('bare Koa JSON route (baseline)', {
-    url: `${baselineUrl}/token`,
-    method: 'POST',
-    headers: json,
-    body: password('0b0b0b0b-0000-4000-8000-000000000001'),
-  })
-  rows.push(baseline)
-  rows.push(
-    await load('password grant, HS256', {
-      url: `${issuerUrl}/token`,
+  const post = (server, host, body) => ({
+    server,
+    options: async () => ({
+      url: `${server.url}/token`,
       method: 'POST',
-      headers: { ...json, host: 'hs.bench' },
-      body: password('0b0b0b0b-0000-4000-8000-000000000001'),
+      headers: host === undefined ? json : { ...json, host },
+      body,
     }),
-  )
-  rows.push(
-    await load(
-      'refresh grant, HS256 (rotation, SQLite)',
-      await refreshScenario(
-        issuerUrl,
-        'hs.bench',
-        '0b0b0b0b-0000-4000-8000-000000000001',
-        CONNECTIONS,
-      ),
-    ),
-  )
-  const rsRefresh = await load(
-    'refresh grant, RS256 (rotation, SQLite)',
-    await refreshScenario(
-      issuerUrl,
-      'rs.bench',
-      '0b0b0b0b-0000-4000-8000-000000000002',
-      CONNECTIONS,
-    ),
-  )
-  rows.push(rsRefresh)
-  const rsPassword = await load('password grant, RS256', {
-    url: `${issuerUrl}/token`,
-    method: 'POST',
-    headers: { ...json, host: 'rs.bench' },
-    body: password('0b0b0b0b-0000-4000-8000-000000000002'),
   })
-  rows.push(rsPassword)
-  rows.push(
-    await load('GET /.well-known/jwks.json', {
-      url: `${issuerUrl}/.well-known/jwks.json`,
-      headers: { host: 'rs.bench' },
-    }),
-  )
+  const scenarios = {
+    bare: {
+      name: 'bare Koa JSON route (baseline)',
+      ...post(bare, undefined, password(HS)),
+    },
+    'hs-password': {
+      name: 'password grant, HS256 (provider without hashing)',
+      ...post(issuer, 'hs.bench', password(HS)),
+    },
+    'hs-refresh': {
+      name: 'refresh grant, HS256 (rotation, SQLite)',
+      server: issuer,
+      options: () => refreshScenario(issuer.url, 'hs.bench', HS, CONNECTIONS),
+    },
+    'rs-refresh': {
+      name: 'refresh grant, RS256 (rotation, SQLite)',
+      server: issuer,
+      options: () => refreshScenario(issuer.url, 'rs.bench', RS, CONNECTIONS),
+    },
+    'rs-password': { name: 'password grant, RS256', ...post(issuer, 'rs.bench', password(RS)) },
+    jwks: {
+      name: 'GET /.well-known/jwks.json',
+      server: issuer,
+      options: async () => ({
+        url: `${issuer.url}/.well-known/jwks.json`,
+        headers: { host: 'rs.bench' },
+      }),
+    },
+    sign: { name: 'jose RS256 sign, one core (baseline)' },
+  }
+  const measure = (key, seconds) =>
+    key === 'sign' ? signRate(seconds) : load(scenarios[key].name, scenarios[key], seconds)
 
-  const [command, argv] = pinned([process.execPath, join(here, 'sign-rate.mjs'), String(SECONDS)])
-  const signRate = JSON.parse(spawnSync(command, argv, { encoding: 'utf8' }).stdout).perSecond
+  // A short warm-up lets V8 optimise before the measured runs.
+  for (const key of Object.keys(scenarios)) if (key !== 'sign') await measure(key, 2)
+  const groups = [
+    ['bare', 'hs-refresh'],
+    ['sign', 'rs-refresh'],
+    ['hs-password', 'rs-password', 'jwks'],
+  ]
+  const rounds = []
+  for (let round = 0; round < ROUNDS; round++) {
+    const results = {}
+    for (const group of groups) {
+      for (const key of round % 2 === 0 ? group : [...group].reverse()) {
+        results[key] = await measure(key, SECONDS)
+        process.stderr.write(`round ${round + 1}, ${key}: ${Math.round(results[key].rps)} req/s\n`)
+      }
+    }
+    rounds.push(results)
+  }
 
-  const fmt = (n) => n.toFixed(0).padStart(7)
+  const median = (values) => {
+    const sorted = [...values].sort((a, b) => a - b)
+    const middle = Math.floor(sorted.length / 2)
+    return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+  }
+  const medianOf = (pick) => median(rounds.map(pick))
+  const fixed = (n) => n.toFixed(2)
   console.log(
-    `\nTessera benchmark: ${SECONDS} s per scenario, ${CONNECTIONS} connections, server on core 0${hasTaskset ? '' : ' (taskset missing: not pinned)'}\n`,
+    `\nTessera benchmark: ${ROUNDS} rounds of ${SECONDS} s per scenario, ${CONNECTIONS} connections, server on core 0${hasTaskset ? '' : ' (taskset missing: not pinned)'}; medians\n`,
   )
-  console.log('| scenario | req/s | p50 ms | p99 ms | vs bare Koa |')
-  console.log('|---|---:|---:|---:|---:|')
-  for (const row of rows) {
+  console.log('| scenario | req/s | p50 ms | p99 ms | vs bare Koa | issuer CPU µs/request |')
+  console.log('|---|---:|---:|---:|---:|---:|')
+  for (const [key, { name }] of Object.entries(scenarios)) {
+    if (key === 'sign') continue
+    const cell = (pick) => medianOf((r) => pick(r[key]))
     console.log(
-      `| ${row.name} | ${fmt(row.rps)} | ${row.p50} | ${row.p99} | ${(row.rps / baseline.rps).toFixed(2)} |`,
+      `| ${name} | ${cell((r) => r.rps).toFixed(0)} | ${cell((r) => r.p50)} | ${cell((r) => r.p99)} | ${fixed(medianOf((r) => r[key].rps / r.bare.rps))} | ${cell((r) => r.us).toFixed(0)} |`,
     )
   }
-  console.log(`| jose RS256 sign, one core (baseline) | ${fmt(signRate)} | | | |`)
-  const hsRefresh = rows.find((row) => row.name.startsWith('refresh grant, HS256'))
-  const ratio = (a, b) => (a / b).toFixed(2)
+  console.log(`| ${scenarios.sign.name} | ${medianOf((r) => r.sign.rps).toFixed(0)} | | | | |`)
   console.log('')
+  const report = (name, key, against, target) => {
+    const each = rounds.map((r) => fixed(r[key].rps / r[against].rps)).join(', ')
+    const value = medianOf((r) => r[key].rps / r[against].rps)
+    console.log(`${name}: ${fixed(value)} (rounds: ${each}; target ≥ ${target})`)
+  }
+  report('RS256 refresh grant / jose RS256 sign rate', 'rs-refresh', 'sign', '0.80')
+  report('HS256 refresh grant / bare Koa JSON route ', 'hs-refresh', 'bare', '0.50')
+  report('RS256 password grant / jose RS256 sign rate', 'rs-password', 'sign', '—')
   console.log(
-    `RS256 refresh grant / jose RS256 sign rate: ${ratio(rsRefresh.rps, signRate)} (target ≥ 0.80)`,
+    `HS256 refresh grant / bare Koa by CPU per request: ${fixed(medianOf((r) => r.bare.us / r['hs-refresh'].us))}`,
   )
-  console.log(
-    `HS256 refresh grant / bare Koa JSON route:  ${ratio(hsRefresh.rps, baseline.rps)} (target ≥ 0.50)`,
-  )
-  console.log(`RS256 password grant / jose RS256 sign rate: ${ratio(rsPassword.rps, signRate)}`)
 } finally {
   for (const child of children) child.kill('SIGTERM')
   rmSync(tmp, { recursive: true, force: true })

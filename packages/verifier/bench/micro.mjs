@@ -39,7 +39,12 @@ function middleware(handler, alg) {
   const header = `Bearer ${tokens[alg]}`
   const next = () => Promise.resolve()
   return async () => {
-    const ctx = { get: () => header, state: {}, status: 404 }
+    const ctx = {
+      get: () => header,
+      req: { headers: { authorization: header } },
+      state: {},
+      status: 404,
+    }
     await handler(ctx, next)
     if (ctx.state.auth === undefined) throw new Error('the token was refused')
   }

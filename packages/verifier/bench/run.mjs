@@ -1,9 +1,15 @@
 // `pnpm --filter @tessera/verifier bench`: req/s of one Koa route, unprotected, behind this
 // package's `bearer` (HS256; RS256 with the token cache off and on) and behind a bare jose
-// `jwtVerify` middleware (the baseline), all in one run, printed as a Markdown table of ratios.
-// Each server is pinned to core 0 and the load generator to core 1 (taskset) when possible.
-// Environment: BENCH_SECONDS (default 8), BENCH_CONNECTIONS (default 10).
+// `jwtVerify` middleware (the baseline), printed as a Markdown table of ratios.
+// Every server is started first, each pinned to core 0, the load generator on core 1 (taskset)
+// when possible. The cases then take turns, round after round, each measured right before or
+// after its baseline, and each ratio is the median of the ratios measured within one round:
+// this machine's speed drifts within seconds, and a case measured a minute after its baseline
+// would carry that drift into its ratio. The server's CPU time per request is reported too.
+// Environment: BENCH_SECONDS (per case and round, default 3), BENCH_ROUNDS (default 6),
+// BENCH_CONNECTIONS (default 10).
 import { spawn, spawnSync } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 
@@ -17,7 +23,8 @@ if (hasTaskset && process.env.BENCH_LOADGEN_PINNED !== '1') {
   process.exit(result.status ?? 1)
 }
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 8)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
 
 function start(mode) {
@@ -38,36 +45,45 @@ function start(mode) {
   })
 }
 
-async function measure(mode) {
-  const { child, url, token } = await start(mode)
+/** CPU seconds a process has run, all threads (/proc/PID/task/TID/schedstat); NaN without /proc. */
+function cpuSeconds(pid) {
   try {
-    const options = {
-      url: `${url}/orders`,
-      connections: CONNECTIONS,
-      headers: { authorization: `Bearer ${token}` },
+    let ns = 0
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0])
+      } catch {
+        // the thread ended between the listing and the read
+      }
     }
-    // A short warm-up lets V8 optimise before the measured run.
-    await autocannon({ ...options, duration: 2 })
-    const result = await autocannon({ ...options, duration: SECONDS })
-    const bad = result.non2xx + result.errors + result.timeouts
-    if (bad > 0) throw new Error(`${mode}: ${bad} requests failed`)
-    return { mode, rps: result.requests.average, p99: result.latency.p99 }
-  } finally {
-    child.kill('SIGTERM')
+    return ns / 1e9
+  } catch {
+    return Number.NaN
+  }
+}
+
+async function load(server, seconds) {
+  const cpuBefore = cpuSeconds(server.child.pid)
+  const result = await autocannon({
+    url: `${server.url}/orders`,
+    connections: CONNECTIONS,
+    duration: seconds,
+    headers: { authorization: `Bearer ${server.token}` },
+  })
+  const bad = result.non2xx + result.errors + result.timeouts
+  if (bad > 0) throw new Error(`${server.mode}: ${bad} requests failed`)
+  const cpu = cpuSeconds(server.child.pid) - cpuBefore
+  return {
+    rps: result.requests.average,
+    p99: result.latency.p99,
+    // The server's CPU time per request: it hardly moves when other work slows the machine.
+    us: (cpu * 1e6) / result.requests.total,
   }
 }
 
 const modes = ['open', 'jose-hs', 'bearer-hs', 'jose-rs', 'bearer-rs', 'bearer-rs-cached']
-const results = {}
-for (const mode of modes) {
-  results[mode] = await measure(mode)
-  process.stderr.write(`${mode}: ${Math.round(results[mode].rps)} req/s\n`)
-}
 const baseline = {
-  open: 'open',
-  'jose-hs': 'jose-hs',
   'bearer-hs': 'jose-hs',
-  'jose-rs': 'jose-rs',
   'bearer-rs': 'jose-rs',
   'bearer-rs-cached': 'jose-rs',
 }
@@ -79,13 +95,77 @@ const label = {
   'bearer-rs': '`bearer`, RS256, token cache off',
   'bearer-rs-cached': '`bearer`, RS256, token cache on',
 }
-const ratio = (a, b) => (a / b).toFixed(2)
-console.log(`\n${CONNECTIONS} connections, ${SECONDS} s per case, Node ${process.version}\n`)
-console.log('| case | req/s | p99 ms | vs unprotected | vs jose baseline |')
-console.log('|---|---:|---:|---:|---:|')
-for (const mode of modes) {
-  const { rps, p99 } = results[mode]
+
+const servers = []
+try {
+  for (const mode of modes) servers.push({ mode, ...(await start(mode)) })
+  // A short warm-up lets V8 optimise before the measured runs.
+  for (const server of servers) await load(server, 2)
+  // Each case is measured right next to its baseline, in turn first and second (AB, then BA),
+  // so that a drift of the machine's speed weighs on both alike.
+  const pairs = [
+    ['open', 'bearer-rs-cached'],
+    ['jose-hs', 'bearer-hs'],
+    ['jose-rs', 'bearer-rs'],
+  ]
+  const byMode = new Map(servers.map((server) => [server.mode, server]))
+  const rounds = []
+  for (let round = 0; round < ROUNDS; round++) {
+    const results = {}
+    for (const pair of pairs) {
+      for (const mode of round % 2 === 0 ? pair : [...pair].reverse()) {
+        results[mode] = await load(byMode.get(mode), SECONDS)
+        process.stderr.write(
+          `round ${round + 1}, ${mode}: ${Math.round(results[mode].rps)} req/s\n`,
+        )
+      }
+    }
+    rounds.push(results)
+  }
+
+  const median = (values) => {
+    const sorted = [...values].sort((a, b) => a - b)
+    const middle = Math.floor(sorted.length / 2)
+    return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+  }
+  const medianOf = (pick) => median(rounds.map(pick))
+  const fixed = (n) => n.toFixed(2)
   console.log(
-    `| ${label[mode]} | ${Math.round(rps)} | ${p99} | ${ratio(rps, results.open.rps)} | ${mode === 'open' ? '—' : ratio(rps, results[baseline[mode]].rps)} |`,
+    `\n${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s per case, Node ${process.version}; medians\n`,
   )
+  console.log(
+    '| case | req/s | p99 ms | vs unprotected | vs jose baseline | server CPU µs/request |',
+  )
+  console.log('|---|---:|---:|---:|---:|---:|')
+  for (const mode of modes) {
+    const rps = medianOf((r) => r[mode].rps)
+    const p99 = medianOf((r) => r[mode].p99)
+    const vsOpen = medianOf((r) => r[mode].rps / r.open.rps)
+    const vsJose =
+      baseline[mode] === undefined
+        ? mode === 'open'
+          ? '—'
+          : '1.00'
+        : fixed(medianOf((r) => r[mode].rps / r[baseline[mode]].rps))
+    const us = medianOf((r) => r[mode].us)
+    console.log(
+      `| ${label[mode]} | ${Math.round(rps)} | ${p99} | ${fixed(vsOpen)} | ${vsJose} | ${us.toFixed(0)} |`,
+    )
+  }
+  // A ratio of req/s, each round, and the same ratio of CPU time per request (inverted: the
+  // cheaper the case, the higher), the steadier measure of the two.
+  const per = (mode, against) => rounds.map((r) => fixed(r[mode].rps / r[against].rps)).join(', ')
+  const cpu = (mode, against) => fixed(medianOf((r) => r[against].us / r[mode].us))
+  console.log('')
+  for (const [name, mode, against, target] of [
+    ['`bearer` HS256 / jose HS256', 'bearer-hs', 'jose-hs', 0.95],
+    ['`bearer` RS256 / jose RS256', 'bearer-rs', 'jose-rs', 0.95],
+    ['token cache on / unprotected', 'bearer-rs-cached', 'open', 0.85],
+  ]) {
+    console.log(
+      `${name}: req/s ${per(mode, against)} (median ${fixed(medianOf((r) => r[mode].rps / r[against].rps))}); by CPU per request ${cpu(mode, against)}; target ≥ ${target}`,
+    )
+  }
+} finally {
+  for (const { child } of servers) child.kill('SIGTERM')
 }

@@ -69,18 +69,31 @@ export function bearer(
   const instance = toVerifier(verifier)
   const realm = checkRealm(options.realm, 'bearer')
   const authenticate = createAuthenticator(instance, realm)
-  return async (ctx, next) => {
-    let auth: AuthContext
+  // Not an async function: a token-cache hit (a plain value) goes straight on to `next`, without
+  // a promise of its own; only a verification that waits (a Promise) is awaited.
+  return (ctx, next) => {
+    let pending: AuthContext | Promise<AuthContext>
     try {
-      const pending = authenticate(ctx.get('authorization'))
-      // A token cache hit is answered without waiting for a turn of the event loop.
-      auth = pending instanceof Promise ? await pending : pending
+      // Node keeps header names in lower case: the header itself, without Koa's getter.
+      pending = authenticate(ctx.req.headers.authorization)
     } catch (error) {
       send(ctx, renderError(error, { realm }))
-      return
+      return Promise.resolve()
     }
-    ctx.state.auth = auth
-    await next()
+    if (!(pending instanceof Promise)) {
+      ctx.state.auth = pending
+      return next()
+    }
+    // The second callback answers a failed verification only; an error from `next` propagates.
+    return pending.then(
+      (auth) => {
+        ctx.state.auth = auth
+        return next()
+      },
+      (error: unknown) => {
+        send(ctx, renderError(error, { realm }))
+      },
+    )
   }
 }
 

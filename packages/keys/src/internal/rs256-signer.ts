@@ -1,6 +1,7 @@
-import { importJWK, SignJWT } from 'jose'
+import { importJWK } from 'jose'
 import { KeyError } from '../errors.js'
 import type { TokenSigner } from '../signer.js'
+import { signClaims } from './sign-claims.js'
 import type { RsaPrivateJwkFields } from './stored-key.js'
 
 /** Imports a private JWK once and returns a signer that stamps its kid on every token. */
@@ -19,13 +20,11 @@ export async function createRs256Signer(
       { cause },
     )
   }
+  const header = { alg: 'RS256', typ: 'JWT', kid }
   return {
     alg: 'RS256',
     async sign(claims) {
-      const token = await new SignJWT(claims)
-        .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid })
-        .sign(key)
-      return { token, kid }
+      return { token: await signClaims(claims, header, key), kid }
     },
   }
 }
