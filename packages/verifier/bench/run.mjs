@@ -6,7 +6,7 @@
 // after its baseline, and each ratio is the median of the ratios measured within one round:
 // this machine's speed drifts within seconds, and a case measured a minute after its baseline
 // would carry that drift into its ratio. The server's CPU time per request is reported too.
-// Environment: BENCH_SECONDS (per case and round, default 3), BENCH_ROUNDS (default 6),
+// Environment: BENCH_SECONDS (per case and round, default 2), BENCH_ROUNDS (default 12),
 // BENCH_CONNECTIONS (default 10).
 import { spawn, spawnSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
@@ -23,8 +23,8 @@ if (hasTaskset && process.env.BENCH_LOADGEN_PINNED !== '1') {
   process.exit(result.status ?? 1)
 }
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 2)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 12)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
 
 function start(mode) {
