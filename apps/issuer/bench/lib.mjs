@@ -1,7 +1,7 @@
 // Helpers shared by the benchmark scripts: pinned servers, loopback calls with a Host header, a
 // pool of live refresh tokens, and the CPU time a process has used.
 import { spawn, spawnSync } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 
 export const hasTaskset = spawnSync('taskset', ['-c', '0', 'true']).status === 0
@@ -153,25 +153,8 @@ export async function refreshScenario(issuerUrl, host, clientId, connections) {
   }
 }
 
-/**
- * CPU time (seconds) that a process has run so far, all its threads together, from
- * /proc/PID/task/TID/schedstat (nanoseconds on a CPU); undefined where /proc has no such files.
- */
-export function cpuSeconds(pid) {
-  try {
-    let ns = 0
-    for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      try {
-        ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0])
-      } catch {
-        // the thread ended between the listing and the read
-      }
-    }
-    return ns / 1e9
-  } catch {
-    return undefined
-  }
-}
+// CPU time of a process, all threads: shared with the verifier's benchmark.
+export { cpuSeconds } from '@tessera/test-support'
 
 /**
  * The main thread of a process: seconds it has run and seconds it has waited, runnable, for a

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
+import { median } from '@tessera/test-support'
 import {
   cpuSeconds,
   hasTaskset,
@@ -150,11 +151,6 @@ try {
     rounds.push(results)
   }
 
-  const median = (values) => {
-    const sorted = [...values].sort((a, b) => a - b)
-    const middle = Math.floor(sorted.length / 2)
-    return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
-  }
   const medianOf = (pick) => median(rounds.map(pick))
   const fixed = (n) => n.toFixed(2)
   console.log(

@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url'
 
 export { TEST_POSTGRES_URL_ENV, createTestDatabase, testPostgresAdminUrl } from './postgres.js'
 export type { TestDatabase, TestDatabaseOptions } from './postgres.js'
+export { cpuSeconds, median } from './bench.js'
 export { startTcpProxy } from './tcp-proxy.js'
 export type { TcpProxy } from './tcp-proxy.js'
 

@@ -9,8 +9,8 @@
 // Environment: BENCH_SECONDS (per case and round, default 2), BENCH_ROUNDS (default 12),
 // BENCH_CONNECTIONS (default 10).
 import { spawn, spawnSync } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { cpuSeconds, median } from '@tessera/test-support'
 import autocannon from 'autocannon'
 
 const here = fileURLToPath(new URL('.', import.meta.url))
@@ -43,23 +43,6 @@ function start(mode) {
     })
     child.once('exit', (code) => reject(new Error(`${mode} exited with ${code}`)))
   })
-}
-
-/** CPU seconds a process has run, all threads (/proc/PID/task/TID/schedstat); NaN without /proc. */
-function cpuSeconds(pid) {
-  try {
-    let ns = 0
-    for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      try {
-        ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0])
-      } catch {
-        // the thread ended between the listing and the read
-      }
-    }
-    return ns / 1e9
-  } catch {
-    return Number.NaN
-  }
 }
 
 async function load(server, seconds) {
@@ -123,11 +106,6 @@ try {
     rounds.push(results)
   }
 
-  const median = (values) => {
-    const sorted = [...values].sort((a, b) => a - b)
-    const middle = Math.floor(sorted.length / 2)
-    return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
-  }
   const medianOf = (pick) => median(rounds.map(pick))
   const fixed = (n) => n.toFixed(2)
   console.log(
