@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
+import { median } from '@tessera/test-support'
 import {
   cpuSeconds,
   mainThreadSeconds,
@@ -138,7 +139,6 @@ try {
       }
     }
   }
-  const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
   const show = (values) => values.map((value) => value.toFixed(0)).join(' ')
   console.log(
     '| scenario | server | CPU µs/request | rounds | of which system | of which main thread | main thread blocked or idle, µs/request | rounds | req/s |',

@@ -24,9 +24,9 @@ export function cpuSeconds(pid: number): number | undefined {
 
 /** The median of `values` (the mean of the middle two for an even count); NaN when empty. */
 export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN
   const sorted = [...values].sort((a, b) => a - b)
   const middle = Math.floor(sorted.length / 2)
-  if (sorted.length === 0) return Number.NaN
   return sorted.length % 2 === 1
     ? (sorted[middle] as number)
     : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2

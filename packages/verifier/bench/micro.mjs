@@ -8,6 +8,7 @@
 // Environment: BENCH_ROUNDS (default 7), BENCH_CALLS (HS256 and cache hits, default 50000; RS256
 // a fifth of it).
 import { spawnSync } from 'node:child_process'
+import { median } from '@tessera/test-support'
 import { jwtVerify } from 'jose'
 import { bearer } from '../dist/koa.js'
 import { benchVerifier, ISSUER, joseMiddleware, keys, tokens } from './fixtures.mjs'
@@ -79,7 +80,6 @@ for (let round = 0; round < ROUNDS; round += 1) {
     samples.get(name).push(await cpuMicrosPerCall(run, callsOf(name)))
 }
 
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 console.log(`\n${ROUNDS} rounds, median CPU time per call, Node ${process.version}\n`)
 console.log('| case | µs per call | vs jose |')
 console.log('|---|---:|---:|')
