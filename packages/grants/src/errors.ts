@@ -51,3 +51,31 @@ export class OAuthError extends Error {
     this.challenge = options.challenge
   }
 }
+
+/** Why a provider script could not give an answer. */
+export type ProviderFailureCode =
+  /** It did not answer within PROVIDER_TIMEOUT_MS: the service behind it may come back. */
+  | 'ERR_PROVIDER_TIMEOUT'
+  /** It threw, or answered something other than `{ sub, claims? }` or null: a bug to fix. */
+  | 'ERR_PROVIDER_FAILED'
+
+/**
+ * A provider script that failed, as the user authenticator reports it. Neither the username nor
+ * the password is in `reason` or `message`, so the error can be logged as it is; the edge turns
+ * it into 503 (timeout) or 500 (failure).
+ */
+export class ProviderFailureError extends Error {
+  override readonly name = 'ProviderFailureError'
+  readonly code: ProviderFailureCode
+  /** The provider script, as configured (its file). */
+  readonly provider: string
+  /** What went wrong, for the log. */
+  readonly reason: string
+
+  constructor(code: ProviderFailureCode, provider: string, reason: string) {
+    super(`provider ${provider}: ${reason}`)
+    this.code = code
+    this.provider = provider
+    this.reason = reason
+  }
+}

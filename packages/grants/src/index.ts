@@ -4,8 +4,8 @@
  *
  * @module
  */
-export { OAuthError, OAUTH_ERROR_CODES } from './errors.js'
-export type { OAuthErrorCode, OAuthErrorOptions } from './errors.js'
+export { OAuthError, OAUTH_ERROR_CODES, ProviderFailureError } from './errors.js'
+export type { OAuthErrorCode, OAuthErrorOptions, ProviderFailureCode } from './errors.js'
 export { parseTokenRequestBody } from './request.js'
 export type { TokenParams } from './request.js'
 export { authenticateClient } from './client-auth.js'
@@ -36,7 +36,8 @@ export { randomToken, sha256Hex } from './crypto.js'
 export type { TenantContext, GrantDeps, ThrottlePolicy, TokenResponse } from './context.js'
 export type {
   ThrottleStore,
-  FailureCount,
+  ThrottleWindow,
+  Reservation,
   AuthenticatedUser,
   UserAuthenticator,
   Clock,

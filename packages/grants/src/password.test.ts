@@ -4,32 +4,10 @@ import { describe, expect, it } from 'vitest'
 import type { GrantDeps, TenantContext } from './context.js'
 import { OAuthError } from './errors.js'
 import { passwordGrant } from './password.js'
-import type { FailureCount, ThrottleStore } from './ports.js'
+import { memoryThrottle } from './test-utils/memory-throttle.js'
 
 // Unit test of the grant alone: the throttle and signer are in-test stand-ins; the issuer's
 // e2e tests run the same paths over HTTP against the SQLite store and real signing.
-function memoryThrottle(): ThrottleStore {
-  const windows = new Map<string, FailureCount>()
-  return {
-    recordFailure(key, now, windowMs) {
-      const open = windows.get(key)
-      const next =
-        open && open.resetAt > now
-          ? { count: open.count + 1, resetAt: open.resetAt }
-          : { count: 1, resetAt: now + windowMs }
-      windows.set(key, next)
-      return Promise.resolve(next)
-    },
-    getFailures(key, now) {
-      const open = windows.get(key)
-      return Promise.resolve(open && open.resetAt > now ? open : { count: 0, resetAt: now })
-    },
-    clearFailures(key) {
-      windows.delete(key)
-      return Promise.resolve()
-    },
-  }
-}
 
 const client: Client = {
   clientId: '7c6f2d0e-1b7a-4f7e-9d55-5d0a7f3e2b11',

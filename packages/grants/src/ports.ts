@@ -4,34 +4,60 @@
  * @module
  */
 
-/** The outcome of recording one failed password check. */
-export interface FailureCount {
-  /** Failures within the current window, including this one. */
-  count: number
-  /** Epoch milliseconds when the window that holds these failures ends. */
+/** The window a reservation is counted in. */
+export interface ThrottleWindow {
+  /** How many attempts the open window may hold; a reservation that would exceed it fails. */
+  limit: number
+  /** Epoch milliseconds. */
+  now: number
+  /** The length of a window that this reservation opens. */
+  windowMs: number
+}
+
+/** The outcome of a reservation of one password check. */
+export interface Reservation {
+  /** Whether the attempt was counted; false when the open window already holds `limit`. */
+  granted: boolean
+  /**
+   * Epoch milliseconds when the open window ends: when a refused attempt may come back, and
+   * which window a granted one is counted in (for {@link ThrottleStore.releaseAttempt}).
+   */
   resetAt: number
 }
 
 /**
- * Counts failed password checks per key (tenant+username, client address) in a fixed window.
- * Kept in the store so that every replica sees the same counts.
+ * Counts password checks per key (tenant+username, client address) in a fixed window, so that
+ * every replica sees the same counts. An attempt is reserved before the provider is asked and
+ * settled after: a wrong password leaves it counted, anything else gives it back or clears the
+ * key. Concurrent reservations of one key, from any process or replica, never hold more than
+ * `limit` in one window.
  */
 export interface ThrottleStore {
-  /** Adds one failure to `key`; opens a new window of `windowMs` when none is open at `now`. */
-  recordFailure(key: string, now: number, windowMs: number): Promise<FailureCount>
-  /** The failures of the open window at `now`, or `{ count: 0 }` when none is open. */
-  getFailures(key: string, now: number): Promise<FailureCount>
+  /**
+   * Counts one attempt for `key` if the window open at `now` holds fewer than `limit`; opens a
+   * new window of `windowMs` when none is open. Atomic: a check and a count in one step.
+   */
+  reserveAttempt(key: string, window: ThrottleWindow): Promise<Reservation>
+  /**
+   * Gives back one attempt counted in the window that ends at `resetAt`; nothing when that
+   * window is gone (ended, or cleared) or holds nothing.
+   */
+  releaseAttempt(key: string, resetAt: number): Promise<void>
   /** Forgets `key` (after a successful sign-in). */
-  clearFailures(key: string): Promise<void>
+  clearAttempts(key: string): Promise<void>
 }
 
-/** What a provider script answers for a good username and password (DESIGN §3). */
+/** What a provider script answers for a good username and password. */
 export interface AuthenticatedUser {
   sub: string
   claims?: Record<string, unknown>
 }
 
-/** Checks a username and password against the tenant's provider scripts. */
+/**
+ * Checks a username and password against the tenant's provider scripts. Resolves with the user,
+ * or null for a wrong username or password; rejects with a `ProviderFailureError` when a provider
+ * does not answer in time, throws, or answers something malformed.
+ */
 export interface UserAuthenticator {
   authenticate(credentials: {
     username: string

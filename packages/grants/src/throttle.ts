@@ -1,6 +1,6 @@
 import type { GrantDeps } from './context.js'
 import { OAuthError } from './errors.js'
-import type { AuthenticatedUser, UserAuthenticator } from './ports.js'
+import type { AuthenticatedUser, Reservation, ThrottleStore, UserAuthenticator } from './ports.js'
 
 /** Who is trying a password, for throttling. */
 export interface PasswordAttempt {
@@ -11,11 +11,29 @@ export interface PasswordAttempt {
   address: string
 }
 
+function throttled(reservation: Reservation, now: number): OAuthError {
+  return new OAuthError('temporarily_unavailable', 'too many failed attempts; try again later', {
+    retryAfterSeconds: Math.max(1, Math.ceil((reservation.resetAt - now) / 1000)),
+  })
+}
+
+/** Gives back reservations without letting a store error hide the error being handled. */
+async function giveBack(
+  store: ThrottleStore,
+  reservations: readonly (readonly [string, Reservation])[],
+): Promise<void> {
+  await Promise.allSettled(reservations.map(([key, r]) => store.releaseAttempt(key, r.resetAt)))
+}
+
 /**
  * Checks a username and password through the tenant's providers, throttled per tenant+username
- * and per client address (DESIGN §4): past either limit the check is refused before the
- * provider is asked, with `temporarily_unavailable` and the seconds until the window ends.
- * Shared by the password grant and the login page.
+ * and per client address. The attempt is counted before the provider is asked (reserve, then
+ * settle), so parallel guesses cannot all slip in while the first ones are being checked: past
+ * either limit the check is refused without asking the provider, with `temporarily_unavailable`
+ * and the seconds until the window ends. Settling: a wrong password stays counted against both
+ * keys; a success clears the user's count and gives back the address's reservation; a provider
+ * that fails or times out gives back both (the error propagates). Shared by the password grant
+ * and the login page.
  *
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.3.2
  */
@@ -25,32 +43,50 @@ export async function checkPasswordThrottled(
   deps: Pick<GrantDeps, 'throttle' | 'throttlePolicy' | 'clock'>,
 ): Promise<AuthenticatedUser | null> {
   const now = deps.clock()
-  const policy = deps.throttlePolicy
+  const { throttle, throttlePolicy: policy } = deps
+  const windowMs = policy.windowMs
   const userKey = `user:${attempt.tenant}:${attempt.username.normalize('NFC').toLowerCase()}`
   const addressKey = `addr:${attempt.address}`
-  const [userFailures, addressFailures] = await Promise.all([
-    deps.throttle.getFailures(userKey, now),
-    deps.throttle.getFailures(addressKey, now),
-  ])
-  const blockedUntil = Math.max(
-    userFailures.count >= policy.maxFailuresPerUser ? userFailures.resetAt : 0,
-    addressFailures.count >= policy.maxFailuresPerAddress ? addressFailures.resetAt : 0,
-  )
-  if (blockedUntil > now) {
-    throw new OAuthError('temporarily_unavailable', 'too many failed attempts; try again later', {
-      retryAfterSeconds: Math.max(1, Math.ceil((blockedUntil - now) / 1000)),
+
+  // The user first: a locked user costs one statement, and a flood of usernames from one
+  // address is stopped by the address key right after.
+  const user = await throttle.reserveAttempt(userKey, {
+    limit: policy.maxFailuresPerUser,
+    now,
+    windowMs,
+  })
+  if (!user.granted) throw throttled(user, now)
+  let address: Reservation
+  try {
+    address = await throttle.reserveAttempt(addressKey, {
+      limit: policy.maxFailuresPerAddress,
+      now,
+      windowMs,
     })
+  } catch (error) {
+    await giveBack(throttle, [[userKey, user]])
+    throw error
+  }
+  if (!address.granted) {
+    await giveBack(throttle, [[userKey, user]])
+    throw throttled(address, now)
   }
 
-  const user = await users.authenticate({ username: attempt.username, password: attempt.password })
-  if (user === null) {
-    await Promise.all([
-      deps.throttle.recordFailure(userKey, now, policy.windowMs),
-      deps.throttle.recordFailure(addressKey, now, policy.windowMs),
+  let answer: AuthenticatedUser | null
+  try {
+    answer = await users.authenticate({ username: attempt.username, password: attempt.password })
+  } catch (error) {
+    // No answer about the password: nothing to count against anyone.
+    await giveBack(throttle, [
+      [userKey, user],
+      [addressKey, address],
     ])
-    return null
+    throw error
   }
-  // A write only when there is something to forget keeps the common success path read-only.
-  if (userFailures.count > 0) await deps.throttle.clearFailures(userKey)
-  return user
+  if (answer === null) return null
+  await Promise.all([
+    throttle.clearAttempts(userKey),
+    throttle.releaseAttempt(addressKey, address.resetAt),
+  ])
+  return answer
 }

@@ -1,9 +1,9 @@
 import type {
   AuthorizationCodeStore,
   ExpiryStore,
-  FailureCount,
   LoginTransactionStore,
   RefreshTokenStore,
+  Reservation,
   RotateResult,
   ThrottleStore,
 } from '@tessera/grants'
@@ -30,8 +30,8 @@ describe('@tessera/store public types', () => {
       ReturnType<RefreshTokenStore['rotateRefreshToken']>
     >().resolves.toEqualTypeOf<RotateResult>()
     expectTypeOf<
-      ReturnType<ThrottleStore['recordFailure']>
-    >().resolves.toEqualTypeOf<FailureCount>()
+      ReturnType<ThrottleStore['reserveAttempt']>
+    >().resolves.toEqualTypeOf<Reservation>()
     expectTypeOf(openStore).toEqualTypeOf<(url: string) => Promise<Store>>()
     expectTypeOf(openSqliteStore).toEqualTypeOf<(path: string) => Promise<Store>>()
     expectTypeOf(createMemoryStore).toEqualTypeOf<() => Store>()

@@ -2,7 +2,6 @@ import type {
   AuthorizationCodeRecord,
   AuthorizationCodeStore,
   ExpiryStore,
-  FailureCount,
   LoginTransaction,
   LoginTransactionStore,
   RefreshFamily,
@@ -19,7 +18,7 @@ import {
   checkLoginTransaction,
   checkRedeemArgs,
   checkText,
-  checkThrottleArgs,
+  checkThrottleWindow,
   checkTime,
   conflictError,
 } from './internal/checks.js'
@@ -158,7 +157,7 @@ class Table<T> {
 export function createMemoryStore(): Store {
   const keys = new Map<string, Map<string, StoredKey>>()
   const prunedKids = new Map<string, Set<string>>()
-  const windows = new Map<string, FailureCount>()
+  const windows = new Map<string, { count: number; resetAt: number }>()
   const codeRows = new Table<AuthorizationCodeRecord>()
   const familyRows = new Table<RefreshFamily>()
   const tokenRows = new Table<RefreshTokenRecord>()
@@ -238,32 +237,34 @@ export function createMemoryStore(): Store {
   }
 
   const throttle: ThrottleStore = {
-    recordFailure(key, now, windowMs) {
+    reserveAttempt(key, window) {
       return settle(() => {
         open()
-        checkThrottleArgs('recordFailure', now, windowMs)
-        // Ended windows are dropped as failures come in, so that guessed usernames do not pile up.
-        for (const [other, window] of windows) if (window.resetAt <= now) windows.delete(other)
+        checkThrottleWindow('reserveAttempt', window)
+        const { limit, now, windowMs } = window
+        // Ended windows are dropped as attempts come in, so that guessed usernames do not pile up.
+        for (const [other, { resetAt }] of windows) if (resetAt <= now) windows.delete(other)
         const current = windows.get(key)
-        const next =
-          current === undefined
-            ? { count: 1, resetAt: now + windowMs }
-            : { count: current.count + 1, resetAt: current.resetAt }
-        windows.set(key, next)
-        return { ...next }
+        if (current === undefined) {
+          windows.set(key, { count: 1, resetAt: now + windowMs })
+          return { granted: true, resetAt: now + windowMs }
+        }
+        if (current.count >= limit) return { granted: false, resetAt: current.resetAt }
+        current.count++
+        return { granted: true, resetAt: current.resetAt }
       })
     },
-    getFailures(key, now) {
+    releaseAttempt(key, resetAt) {
       return settle(() => {
         open()
-        checkThrottleArgs('getFailures', now)
+        checkTime('releaseAttempt', 'resetAt', resetAt)
         const current = windows.get(key)
-        return current !== undefined && current.resetAt > now
-          ? { ...current }
-          : { count: 0, resetAt: now }
+        if (current === undefined || current.resetAt !== resetAt) return
+        if (current.count > 1) current.count--
+        else windows.delete(key)
       })
     },
-    clearFailures(key) {
+    clearAttempts(key) {
       return settle(() => {
         open()
         windows.delete(key)

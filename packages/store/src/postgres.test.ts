@@ -21,6 +21,7 @@ import { PG_MIGRATIONS, migratePostgres, type PgMigration } from './internal/pg-
 import { openPostgresStore } from './postgres.js'
 import { openStore, type Store } from './store.js'
 import {
+  attemptsHeld,
   codeRecord,
   describeStoreContract,
   loginTransaction,
@@ -271,15 +272,18 @@ describe('openPostgresStore', () => {
   it('keeps data across close and reopen', async () => {
     const first = await open()
     await first.keys.insertKeyIfAbsent(storedKey())
-    await first.throttle.recordFailure('acme:alice', 1_000, 60_000)
+    await first.throttle.reserveAttempt('acme:alice', { limit: 1, now: 1_000, windowMs: 60_000 })
     await first.close()
 
     const second = await open()
     expect(await second.keys.listKeys('acme')).toEqual([storedKey()])
-    expect(await second.throttle.getFailures('acme:alice', 2_000)).toEqual({
-      count: 1,
-      resetAt: 61_000,
-    })
+    expect(
+      await second.throttle.reserveAttempt('acme:alice', {
+        limit: 1,
+        now: 2_000,
+        windowMs: 60_000,
+      }),
+    ).toEqual({ granted: false, resetAt: 61_000 })
   })
 
   it('reads BIGINT times as numbers without touching pg’s global type parsers', async () => {
@@ -330,13 +334,14 @@ describe('openPostgresStore', () => {
 
   it('counts throttle keys byte for byte, U+0000 included', async () => {
     const store = await open()
-    await store.throttle.recordFailure('user:acme:a\u0000b', t0, 60_000)
-    await store.throttle.recordFailure('user:acme:a\u0000b', t0, 60_000)
-    await store.throttle.recordFailure('user:acme:a', t0, 60_000)
-    expect((await store.throttle.getFailures('user:acme:a\u0000b', t0)).count).toBe(2)
-    expect((await store.throttle.getFailures('user:acme:a', t0)).count).toBe(1)
-    await store.throttle.clearFailures('user:acme:a\u0000b')
-    expect((await store.throttle.getFailures('user:acme:a\u0000b', t0)).count).toBe(0)
+    const window = { limit: 5, now: t0, windowMs: 60_000 }
+    await store.throttle.reserveAttempt('user:acme:a\u0000b', window)
+    await store.throttle.reserveAttempt('user:acme:a\u0000b', window)
+    await store.throttle.reserveAttempt('user:acme:a', window)
+    expect(await attemptsHeld(store, 'user:acme:a\u0000b', t0)).toBe(2)
+    expect(await attemptsHeld(store, 'user:acme:a', t0)).toBe(1)
+    await store.throttle.clearAttempts('user:acme:a\u0000b')
+    expect(await attemptsHeld(store, 'user:acme:a\u0000b', t0)).toBe(0)
   })
 
   it('refuses U+0000 in a field PostgreSQL stores as text with a TypeError, storing nothing', async () => {
@@ -747,16 +752,19 @@ describe('openPostgresStore: four pools on one database, as four replicas', () =
     expect(taken.filter((t) => t !== undefined)).toHaveLength(1)
   })
 
-  it('loses no failure among 40 concurrent ones', async () => {
+  it('grants exactly the limit among 40 concurrent reservations from four stores', async () => {
     const stores = await replicas()
-    const counts = await Promise.all(
+    const results = await Promise.all(
       Array.from({ length: 40 }, (_, i) =>
-        nth(stores, i).throttle.recordFailure('user:acme:alice', t0, 60_000),
+        nth(stores, i).throttle.reserveAttempt('user:acme:alice', {
+          limit: 9,
+          now: t0,
+          windowMs: 60_000,
+        }),
       ),
     )
-    expect(counts.map((c) => c.count).sort((a, b) => a - b)).toEqual(
-      Array.from({ length: 40 }, (_, i) => i + 1),
-    )
+    expect(results.filter((r) => r.granted)).toHaveLength(9)
+    expect(await attemptsHeld(nth(stores, 0), 'user:acme:alice', t0)).toBe(9)
   })
 
   it('purges from several replicas at once without deleting anything twice', async () => {
@@ -778,8 +786,9 @@ const BUILT = fileURLToPath(new URL('../dist/index.js', import.meta.url))
 /**
  * One replica, as a separate Node process on the built package: it opens the store, says
  * "ready", waits for "go" so that every replica starts at once, races the others through COUNT
- * redemptions, rotations (for a client or not) or key inserts, and prints its results as one
- * JSON line. Inline rather than a file so that it needs nothing beside this test.
+ * redemptions, rotations (for a client or not), key inserts or throttle reservations, and prints
+ * its results as one JSON line. Inline rather than a file so that it needs nothing beside this
+ * test.
  */
 const REPLICA = `
 import { once } from 'node:events'
@@ -810,6 +819,12 @@ for (let i = 0; i < count; i++) {
     const result = await store.refreshTokens.rotateRefreshTokenForClient(
       'acme', worker === '0' ? 'other-client' : 'web', 'rt-' + i, 'rt-' + i + '-' + worker, now)
     results.push(result.status)
+  } else if (mode === 'reserve') {
+    // One key for every replica, with a limit of 25.
+    const reservation = await store.throttle.reserveAttempt('user:acme:alice', {
+      limit: 25, now, windowMs: 60000,
+    })
+    results.push(reservation.granted)
   } else {
     results.push(await store.keys.insertKeyIfAbsent({
       tenant: 'acme', kid: 'kid-' + i, alg: 'RS256', publicJwk: JSON.stringify({ worker }),
@@ -824,7 +839,7 @@ process.stdin.destroy()
 
 /** Starts `replicas` processes on the file's database, releases them together, and collects. */
 function race<T>(
-  mode: 'redeem' | 'rotate' | 'rotate-for-client' | 'key',
+  mode: 'redeem' | 'rotate' | 'rotate-for-client' | 'key' | 'reserve',
   count: number,
   replicas: number,
 ): Promise<T[][]> {
@@ -907,6 +922,13 @@ describe('openPostgresStore: separate processes on one database', () => {
       expect(results.filter((r) => r[i] === true)).toHaveLength(1)
     }
     expect(await count('keys')).toBe(rounds)
+  })
+
+  it('grants no more than the limit among reservations from four processes (issue #11)', async () => {
+    const results = await race<boolean>('reserve', rounds, replicas)
+    expect(results.flat()).toHaveLength(rounds * replicas)
+    expect(results.flat().filter(Boolean)).toHaveLength(25)
+    expect(await attemptsHeld(await open(), 'user:acme:alice', t0)).toBe(25)
   })
 })
 

@@ -1,9 +1,9 @@
 import type {
   AuthorizationCodeStore,
   ExpiryStore,
-  FailureCount,
   LoginTransactionStore,
   RefreshTokenStore,
+  Reservation,
   RotateResult,
   ThrottleStore,
 } from '@tessera/grants'
@@ -17,7 +17,7 @@ import {
   checkLoginTransaction,
   checkRedeemArgs,
   checkText,
-  checkThrottleArgs,
+  checkThrottleWindow,
   checkTime,
 } from './internal/checks.js'
 import { CODE_RETENTION_MS, rotationStep } from './internal/lifecycle.js'
@@ -34,8 +34,8 @@ import {
   parseKeyRow,
   parseLoginRow,
   parsePrunedKidRow,
-  parseThrottleRow,
   parseTokenFamilyRow,
+  parseWindowEnd,
 } from './internal/rows.js'
 
 /** Tuning of {@link openPostgresStore}; every field is optional. */
@@ -412,42 +412,47 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
   }
 
   const throttle: ThrottleStore = {
-    recordFailure(key, now, windowMs): Promise<FailureCount> {
-      return run('recordFailure', async (sql) => {
-        checkThrottleArgs('recordFailure', now, windowMs)
-        // BIGINT columns: times must be integers here, where SQLite's STRICT tables refuse
-        // them with a driver error.
-        checkTime('recordFailure', 'now', now)
-        if (!Number.isSafeInteger(windowMs)) {
-          throw new TypeError('recordFailure: windowMs must be an integer number of milliseconds')
+    reserveAttempt(key, window): Promise<Reservation> {
+      return run('reserveAttempt', async (sql) => {
+        checkThrottleWindow('reserveAttempt', window)
+        const { limit, now, windowMs } = window
+        const values = [utf8(key), now, now + windowMs, limit]
+        // Two rounds at most: a refused reservation whose row is gone by the time it is read was
+        // refused by a window that has since been cleared or purged, so it is asked again.
+        for (let round = 0; ; round++) {
+          // One conditional upsert: concurrent reservations for one key queue on its row and
+          // each re-checks the count it finds, so no replica can take more than `limit`. A
+          // window that has ended restarts at 1. Other keys' ended windows are left to
+          // purgeExpired, so that two reservations never wait on each other's rows.
+          const counted = await sql(
+            `INSERT INTO throttle ("key", count, reset_at) VALUES ($1, 1, $3)
+             ON CONFLICT ("key") DO UPDATE SET
+               count = CASE WHEN throttle.reset_at <= $2 THEN 1 ELSE throttle.count + 1 END,
+               reset_at = CASE WHEN throttle.reset_at <= $2 THEN $3 ELSE throttle.reset_at END
+             WHERE throttle.reset_at <= $2 OR throttle.count < $4
+             RETURNING reset_at`,
+            values,
+          )
+          if (counted.rows.length > 0) {
+            return { granted: true, resetAt: parseWindowEnd(counted.rows[0]) }
+          }
+          const open = await sql('SELECT reset_at FROM throttle WHERE "key" = $1', [utf8(key)])
+          if (open.rows.length > 0) return { granted: false, resetAt: parseWindowEnd(open.rows[0]) }
+          if (round === 1) return { granted: false, resetAt: now + 1000 }
         }
-        // One upsert: concurrent failures for one key queue on its row, so none is lost. A
-        // window that has ended restarts at 1. Other keys' ended windows are left to
-        // purgeExpired, so that two failures never wait on each other's rows.
-        const { rows } = await sql(
-          `INSERT INTO throttle ("key", count, reset_at) VALUES ($1, 1, $3)
-           ON CONFLICT ("key") DO UPDATE SET
-             count = CASE WHEN throttle.reset_at <= $2 THEN 1 ELSE throttle.count + 1 END,
-             reset_at = CASE WHEN throttle.reset_at <= $2 THEN $3 ELSE throttle.reset_at END
-           RETURNING count, reset_at`,
-          [utf8(key), now, now + windowMs],
-        )
-        return parseThrottleRow(rows[0])
       })
     },
-    getFailures(key, now) {
-      return run('getFailures', async (sql) => {
-        checkThrottleArgs('getFailures', now)
-        checkTime('getFailures', 'now', now)
-        const { rows } = await sql(
-          'SELECT count, reset_at FROM throttle WHERE "key" = $1 AND reset_at > $2',
-          [utf8(key), now],
+    releaseAttempt(key, resetAt) {
+      return run('releaseAttempt', async (sql) => {
+        checkTime('releaseAttempt', 'resetAt', resetAt)
+        await sql(
+          'UPDATE throttle SET count = count - 1 WHERE "key" = $1 AND reset_at = $2 AND count > 0',
+          [utf8(key), resetAt],
         )
-        return rows.length === 0 ? { count: 0, resetAt: now } : parseThrottleRow(rows[0])
       })
     },
-    clearFailures(key) {
-      return run('clearFailures', async (sql) => {
+    clearAttempts(key) {
+      return run('clearAttempts', async (sql) => {
         await sql('DELETE FROM throttle WHERE "key" = $1', [utf8(key)])
       })
     },

@@ -10,6 +10,7 @@ import { createCheckpointer, openDatabase } from './internal/sqlite-database.js'
 import { openSqliteStore } from './sqlite.js'
 import type { Store } from './store.js'
 import {
+  attemptsHeld,
   codeRecord,
   describeStoreContract,
   loginTransaction,
@@ -59,15 +60,18 @@ describe('openSqliteStore', () => {
     const file = freshFile()
     const first = await open(file)
     await first.keys.insertKeyIfAbsent(storedKey())
-    await first.throttle.recordFailure('acme:alice', 1_000, 60_000)
+    await first.throttle.reserveAttempt('acme:alice', { limit: 1, now: 1_000, windowMs: 60_000 })
     await first.close()
 
     const second = await open(file)
     expect(await second.keys.listKeys('acme')).toEqual([storedKey()])
-    expect(await second.throttle.getFailures('acme:alice', 2_000)).toEqual({
-      count: 1,
-      resetAt: 61_000,
-    })
+    expect(
+      await second.throttle.reserveAttempt('acme:alice', {
+        limit: 1,
+        now: 2_000,
+        windowMs: 60_000,
+      }),
+    ).toEqual({ granted: false, resetAt: 61_000 })
   })
 
   it('applies each migration once, however often the file is opened', async () => {
@@ -120,8 +124,10 @@ describe('openSqliteStore', () => {
     expect(await b.keys.listKeys('acme')).toEqual([storedKey()])
     await b.keys.updateKeyState('acme', '2025-03-10', 'retired', 5)
     expect(await a.keys.listKeys('acme')).toMatchObject([{ state: 'retired', retiredAt: 5 }])
-    await a.throttle.recordFailure('acme:alice', 0, 60_000)
-    expect((await b.throttle.recordFailure('acme:alice', 1, 60_000)).count).toBe(2)
+    const window = { limit: 2, now: 0, windowMs: 60_000 }
+    await a.throttle.reserveAttempt('acme:alice', window)
+    expect((await b.throttle.reserveAttempt('acme:alice', window)).granted).toBe(true)
+    expect((await a.throttle.reserveAttempt('acme:alice', window)).granted).toBe(false)
   })
 
   it('lets exactly one of two stores on one file insert the same (tenant, kid)', async () => {
@@ -240,7 +246,7 @@ function checkBuild(): void {
 /** Starts `replicas` processes on one file, releases them together, and returns their results. */
 function race<T>(
   file: string,
-  mode: 'redeem' | 'rotate',
+  mode: 'redeem' | 'rotate' | 'reserve',
   count: number,
   replicas: number,
 ): Promise<T[][]> {
@@ -298,6 +304,16 @@ describe('openSqliteStore: separate processes on one file', () => {
     // Each family: its first token, spent, and the one its winner added.
     expect(db.prepare('SELECT count(*) AS n FROM refresh_tokens').get()).toEqual({ n: 2 * count })
     db.close()
+  })
+
+  it('grants no more than the limit among reservations from four processes (issue #11)', async () => {
+    const file = freshFile()
+    await (await open(file)).close()
+    const results = await race<boolean>(file, 'reserve', count, replicas)
+    // replica.mjs reserves one key with a limit of 25.
+    expect(results.flat().filter(Boolean)).toHaveLength(25)
+    expect(results.flat()).toHaveLength(count * replicas)
+    expect(await attemptsHeld(await open(file), 'user:acme:alice', t0)).toBe(25)
   })
 })
 
@@ -441,12 +457,12 @@ describe('createCheckpointer', () => {
     const file = freshFile()
     const store = await openSqliteStore(file)
     for (let i = 0; i < 300; i++) {
-      await store.throttle.recordFailure(`acme:user-${i}`, t0, 60_000)
+      await store.throttle.reserveAttempt(`acme:user-${i}`, { limit: 1, now: t0, windowMs: 60_000 })
     }
     await store.close()
     await store.close()
     const reopened = await open(file)
-    expect((await reopened.throttle.getFailures('acme:user-299', t0 + 1)).count).toBe(1)
+    expect(await attemptsHeld(reopened, 'acme:user-299', t0 + 1)).toBe(1)
   })
 })
 

@@ -3,12 +3,13 @@ import { dirname, resolve } from 'node:path'
 import type {
   AuthorizationCodeStore,
   ExpiryStore,
-  FailureCount,
   FamilyIssue,
   LoginTransactionStore,
   RefreshTokenStore,
+  Reservation,
   RotateResult,
   ThrottleStore,
+  ThrottleWindow,
 } from '@tessera/grants'
 import type { KeyState, KeyStore, StoredKey } from '@tessera/keys'
 import Database from 'better-sqlite3'
@@ -19,7 +20,7 @@ import {
   checkLoginTransaction,
   checkRedeemArgs,
   checkText,
-  checkThrottleArgs,
+  checkThrottleWindow,
   checkTime,
   conflictError,
 } from './internal/checks.js'
@@ -30,8 +31,8 @@ import {
   parseKeyRow,
   parsePrunedKidRow,
   parseLoginRow,
-  parseThrottleRow,
   parseTokenFamilyRow,
+  parseWindowEnd,
 } from './internal/rows.js'
 import { createCheckpointer, openDatabase } from './internal/sqlite-database.js'
 
@@ -172,16 +173,20 @@ function createSqliteStore(db: Database.Database, file: string): Store {
   })
 
   const sweepWindows = db.prepare<[number]>('DELETE FROM throttle WHERE reset_at <= ?')
-  // In DO UPDATE, bare column names are the stored row. A window that has ended restarts at 1.
-  const countFailure = db.prepare<{ key: string; now: number; resetAt: number }>(
+  // In DO UPDATE, bare column names are the stored row. A window that has ended restarts at 1;
+  // an open one counts only while it holds fewer than the limit, else the row is left alone and
+  // nothing is returned.
+  const countAttempt = db.prepare<{ key: string; now: number; resetAt: number; limit: number }>(
     `INSERT INTO throttle ("key", count, reset_at) VALUES (@key, 1, @resetAt)
      ON CONFLICT ("key") DO UPDATE SET
        count = CASE WHEN reset_at <= @now THEN 1 ELSE count + 1 END,
        reset_at = CASE WHEN reset_at <= @now THEN @resetAt ELSE reset_at END
-     RETURNING count, reset_at`,
+     WHERE reset_at <= @now OR count < @limit
+     RETURNING reset_at`,
   )
-  const readWindow = db.prepare<[string, number]>(
-    'SELECT count, reset_at FROM throttle WHERE "key" = ? AND reset_at > ?',
+  const readWindowEnd = db.prepare<[string]>('SELECT reset_at FROM throttle WHERE "key" = ?')
+  const uncountAttempt = db.prepare<[string, number]>(
+    'UPDATE throttle SET count = count - 1 WHERE "key" = ? AND reset_at = ? AND count > 0',
   )
   const clearWindow = db.prepare<[string]>('DELETE FROM throttle WHERE "key" = ?')
   const select1 = db.prepare('SELECT 1')
@@ -388,13 +393,18 @@ function createSqliteStore(db: Database.Database, file: string): Store {
     )
   })
 
-  // IMMEDIATE takes the write lock up front, so the sweep and the count cannot interleave with
-  // another process's; ended windows are dropped as failures come in, so guessed usernames do not
-  // pile up.
-  const recordFailure = db.transaction((key: string, now: number, windowMs: number) => {
-    sweepWindows.run(now)
-    return parseThrottleRow(countFailure.get({ key, now, resetAt: now + windowMs }))
-  })
+  // IMMEDIATE takes the write lock up front, so the sweep, the check and the count cannot
+  // interleave with another process's: of any number of concurrent reservations, from any
+  // process on the file, at most `limit` are granted. Ended windows are dropped as attempts come
+  // in, so guessed usernames do not pile up.
+  const reserveAttempt = db.transaction(
+    (key: string, { limit, now, windowMs }: ThrottleWindow): Reservation => {
+      sweepWindows.run(now)
+      const counted = countAttempt.get({ key, now, resetAt: now + windowMs, limit })
+      if (counted !== undefined) return { granted: true, resetAt: parseWindowEnd(counted) }
+      return { granted: false, resetAt: parseWindowEnd(readWindowEnd.get(key)) }
+    },
+  )
 
   function use(): void {
     if (!db.open) throw new StoreError('ERR_STORE_CLOSED', 'the SQLite store is closed')
@@ -456,27 +466,26 @@ function createSqliteStore(db: Database.Database, file: string): Store {
   }
 
   const throttle: ThrottleStore = {
-    recordFailure(key, now, windowMs): Promise<FailureCount> {
+    reserveAttempt(key, window): Promise<Reservation> {
       return settle(() => {
         use()
-        checkThrottleArgs('recordFailure', now, windowMs)
-        const failures = recordFailure.immediate(key, now, windowMs)
+        checkThrottleWindow('reserveAttempt', window)
+        const reservation = reserveAttempt.immediate(key, window)
         checkpointer.wrote()
-        return failures
+        return reservation
       })
     },
-    getFailures(key, now) {
+    releaseAttempt(key, resetAt) {
       return settle(() => {
         use()
-        checkThrottleArgs('getFailures', now)
-        const row = readWindow.get(key, now)
-        return row === undefined ? { count: 0, resetAt: now } : parseThrottleRow(row)
+        checkTime('releaseAttempt', 'resetAt', resetAt)
+        if (uncountAttempt.run(key, resetAt).changes > 0) checkpointer.wrote()
       })
     },
-    clearFailures(key) {
+    clearAttempts(key) {
       return settle(() => {
         use()
-        clearWindow.run(key)
+        if (clearWindow.run(key).changes > 0) checkpointer.wrote()
       })
     },
   }

@@ -3,14 +3,22 @@ import type {
   FamilyIssue,
   LoginTransaction,
   RefreshFamily,
+  ThrottleWindow,
 } from '@tessera/grants'
 import { StoreError } from '../errors.js'
 
-/** Argument checks shared by the adapters, so that both refuse the same misuse the same way. */
-export function checkThrottleArgs(method: string, now: number, windowMs?: number): void {
-  if (!Number.isFinite(now)) throw new TypeError(`${method}: now must be epoch milliseconds`)
-  if (windowMs !== undefined && !(Number.isFinite(windowMs) && windowMs > 0)) {
-    throw new TypeError(`${method}: windowMs must be a positive number of milliseconds`)
+/**
+ * The window of `reserveAttempt`: integer epoch milliseconds, a positive integer length and
+ * limit. Argument checks are shared by the adapters, so that all refuse the same misuse the same
+ * way.
+ */
+export function checkThrottleWindow(method: string, window: ThrottleWindow): void {
+  checkTime(method, 'now', window.now)
+  if (!(Number.isSafeInteger(window.windowMs) && window.windowMs > 0)) {
+    throw new TypeError(`${method}: windowMs must be a positive integer number of milliseconds`)
+  }
+  if (!(Number.isSafeInteger(window.limit) && window.limit > 0)) {
+    throw new TypeError(`${method}: limit must be a positive integer`)
   }
 }
 

@@ -1,6 +1,5 @@
 import type {
   AuthorizationCodeRecord,
-  FailureCount,
   LoginTransaction,
   RefreshFamily,
   RefreshTokenRecord,
@@ -20,10 +19,7 @@ const KeyRowSchema = z.object({
   retired_at: z.int().nullable(),
 })
 
-const ThrottleRowSchema = z.object({
-  count: z.int().positive(),
-  reset_at: z.int(),
-})
+const WindowEndRowSchema = z.object({ reset_at: z.int() })
 
 function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -105,11 +101,11 @@ export function parsePrunedKidRow(row: unknown): string {
   return result.data.kid
 }
 
-/** A `count, reset_at` pair of the throttle table as a FailureCount. */
-export function parseThrottleRow(row: unknown): FailureCount {
-  const result = ThrottleRowSchema.safeParse(row)
+/** The `reset_at` of a throttle row: when its window ends. */
+export function parseWindowEnd(row: unknown): number {
+  const result = WindowEndRowSchema.safeParse(row)
   if (!result.success) throw invalid('a throttle row', result.error)
-  return { count: result.data.count, resetAt: result.data.reset_at }
+  return result.data.reset_at
 }
 
 /** A row of `authorization_codes`; NULL columns leave their optional fields out. */

@@ -102,6 +102,21 @@ export async function startFamily(
   }
 }
 
+/**
+ * How many attempts the window of `key` open at `now` holds, read through the port itself: a
+ * reservation at limit k is granted only below k, and is given back at once. Leaves a window of
+ * count 0 behind when none was open.
+ */
+export async function attemptsHeld(store: Store, key: string, now: number): Promise<number> {
+  for (let limit = 1; ; limit++) {
+    const reservation = await store.throttle.reserveAttempt(key, { limit, now, windowMs: hour })
+    if (reservation.granted) {
+      await store.throttle.releaseAttempt(key, reservation.resetAt)
+      return limit - 1
+    }
+  }
+}
+
 async function storeError(promise: Promise<unknown>): Promise<StoreError> {
   const error: unknown = await promise.then(
     () => undefined,
@@ -267,67 +282,100 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
 
     describe('throttle', () => {
       const windowMs = 15 * minute
+      const at = (now: number, limit = 3) => ({ limit, now, windowMs })
 
-      it('counts failures within one window and keeps its end', async () => {
-        expect(await store.throttle.recordFailure('acme:alice', t0, windowMs)).toEqual({
-          count: 1,
-          resetAt: t0 + windowMs,
+      it('grants reservations up to the limit, then refuses them until the window ends', async () => {
+        for (let i = 0; i < 3; i++) {
+          expect(await store.throttle.reserveAttempt('acme:alice', at(t0 + i * minute))).toEqual({
+            granted: true,
+            resetAt: t0 + windowMs,
+          })
+        }
+        for (const now of [t0 + 3 * minute, t0 + windowMs - 1]) {
+          expect(await store.throttle.reserveAttempt('acme:alice', at(now))).toEqual({
+            granted: false,
+            resetAt: t0 + windowMs,
+          })
+        }
+        expect(await attemptsHeld(store, 'acme:alice', t0 + 4 * minute)).toBe(3)
+      })
+
+      it('opens a new window at count 1 once the stored one has ended', async () => {
+        for (let i = 0; i < 3; i++) await store.throttle.reserveAttempt('acme:alice', at(t0))
+        const later = t0 + windowMs
+        expect(await store.throttle.reserveAttempt('acme:alice', at(later))).toEqual({
+          granted: true,
+          resetAt: later + windowMs,
         })
-        expect(await store.throttle.recordFailure('acme:alice', t0 + minute, windowMs)).toEqual({
-          count: 2,
-          resetAt: t0 + windowMs,
-        })
-        expect(await store.throttle.getFailures('acme:alice', t0 + 2 * minute)).toEqual({
-          count: 2,
+        expect(await attemptsHeld(store, 'acme:alice', later)).toBe(1)
+      })
+
+      it('refuses at once when the limit has been lowered below what the window holds', async () => {
+        for (let i = 0; i < 3; i++) await store.throttle.reserveAttempt('acme:alice', at(t0))
+        expect(await store.throttle.reserveAttempt('acme:alice', at(t0, 1))).toEqual({
+          granted: false,
           resetAt: t0 + windowMs,
         })
       })
 
-      it('starts a new window at count 1 once the stored one has ended', async () => {
-        await store.throttle.recordFailure('acme:alice', t0, windowMs)
-        await store.throttle.recordFailure('acme:alice', t0, windowMs)
+      it('gives back a reservation of the open window, never below zero', async () => {
+        const first = await store.throttle.reserveAttempt('acme:alice', at(t0))
+        await store.throttle.reserveAttempt('acme:alice', at(t0))
+        await store.throttle.releaseAttempt('acme:alice', first.resetAt)
+        expect(await attemptsHeld(store, 'acme:alice', t0)).toBe(1)
+        for (let i = 0; i < 3; i++) await store.throttle.releaseAttempt('acme:alice', first.resetAt)
+        await store.throttle.releaseAttempt('acme:never-seen', first.resetAt)
+        expect(await attemptsHeld(store, 'acme:alice', t0)).toBe(0)
+        const granted = await Promise.all(
+          Array.from({ length: 5 }, () => store.throttle.reserveAttempt('acme:alice', at(t0))),
+        )
+        expect(granted.filter((r) => r.granted)).toHaveLength(3)
+      })
+
+      it('ignores a release for a window that has ended', async () => {
+        const old = await store.throttle.reserveAttempt('acme:alice', at(t0, 1))
         const later = t0 + windowMs
-        expect(await store.throttle.getFailures('acme:alice', later)).toEqual({
-          count: 0,
-          resetAt: later,
-        })
-        expect(await store.throttle.recordFailure('acme:alice', later, windowMs)).toEqual({
-          count: 1,
+        const current = await store.throttle.reserveAttempt('acme:alice', at(later, 1))
+        expect(current.granted).toBe(true)
+        await store.throttle.releaseAttempt('acme:alice', old.resetAt)
+        expect(await store.throttle.reserveAttempt('acme:alice', at(later, 1))).toEqual({
+          granted: false,
           resetAt: later + windowMs,
         })
       })
 
-      it('reports no failures for a key never seen', async () => {
-        expect(await store.throttle.getFailures('acme:nobody', t0)).toEqual({
-          count: 0,
-          resetAt: t0,
-        })
-      })
-
       it('keeps keys apart and clears one', async () => {
-        await store.throttle.recordFailure('acme:alice', t0, windowMs)
-        await store.throttle.recordFailure('ip:192.0.2.1', t0, windowMs)
-        await store.throttle.clearFailures('acme:alice')
-        await store.throttle.clearFailures('acme:never-seen')
-        expect((await store.throttle.getFailures('acme:alice', t0)).count).toBe(0)
-        expect((await store.throttle.getFailures('ip:192.0.2.1', t0)).count).toBe(1)
-        expect((await store.throttle.recordFailure('acme:alice', t0, windowMs)).count).toBe(1)
+        await store.throttle.reserveAttempt('acme:alice', at(t0))
+        await store.throttle.reserveAttempt('ip:192.0.2.1', at(t0))
+        await store.throttle.clearAttempts('acme:alice')
+        await store.throttle.clearAttempts('acme:never-seen')
+        expect(await attemptsHeld(store, 'acme:alice', t0)).toBe(0)
+        expect(await attemptsHeld(store, 'ip:192.0.2.1', t0)).toBe(1)
       })
 
-      it('loses no failure among concurrent ones', async () => {
-        const counts = await Promise.all(
-          Array.from({ length: 25 }, () =>
-            store.throttle.recordFailure('acme:alice', t0, windowMs),
-          ),
+      it('grants exactly the limit among concurrent reservations (issue #11)', async () => {
+        const results = await Promise.all(
+          Array.from({ length: 25 }, () => store.throttle.reserveAttempt('acme:alice', at(t0, 7))),
         )
-        expect(counts.map((c) => c.count).sort((a, b) => a - b)).toEqual(
-          Array.from({ length: 25 }, (_, i) => i + 1),
-        )
-        expect((await store.throttle.getFailures('acme:alice', t0)).count).toBe(25)
+        expect(results.filter((r) => r.granted)).toHaveLength(7)
+        expect(results.every((r) => r.resetAt === t0 + windowMs)).toBe(true)
+        expect(await attemptsHeld(store, 'acme:alice', t0)).toBe(7)
       })
 
-      it('throws a TypeError for a window that is not positive', async () => {
-        await expect(store.throttle.recordFailure('acme:alice', t0, 0)).rejects.toThrow(TypeError)
+      it('throws a TypeError for a window or limit that is not a positive integer', async () => {
+        for (const window of [
+          { limit: 3, now: t0, windowMs: 0 },
+          { limit: 0, now: t0, windowMs },
+          { limit: 1.5, now: t0, windowMs },
+          { limit: 3, now: Number.NaN, windowMs },
+        ]) {
+          await expect(store.throttle.reserveAttempt('acme:alice', window)).rejects.toThrow(
+            TypeError,
+          )
+        }
+        await expect(store.throttle.releaseAttempt('acme:alice', Number.NaN)).rejects.toThrow(
+          TypeError,
+        )
       })
     })
 
@@ -825,8 +873,12 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
           refreshFamily({ familyId: 'live', expiresAt: now + 1 }),
           sha256('l1'),
         )
-        await store.throttle.recordFailure('acme:old', now - windowMs, windowMs)
-        await store.throttle.recordFailure('acme:live', now - windowMs + 1, windowMs)
+        await store.throttle.reserveAttempt('acme:old', { limit: 5, now: now - windowMs, windowMs })
+        await store.throttle.reserveAttempt('acme:live', {
+          limit: 5,
+          now: now - windowMs + 1,
+          windowMs,
+        })
 
         // 3 codes, 1 login transaction, 2 tokens, 1 family, 1 window.
         expect(await store.expiry.purgeExpired(now)).toBe(8)
@@ -843,8 +895,8 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         expect(await store.refreshTokens.findRefreshToken('acme', sha256('l1'))).toMatchObject({
           family: { familyId: 'live' },
         })
-        expect((await store.throttle.getFailures('acme:old', now - 1)).count).toBe(0)
-        expect((await store.throttle.getFailures('acme:live', now)).count).toBe(1)
+        expect(await attemptsHeld(store, 'acme:old', now - 1)).toBe(0)
+        expect(await attemptsHeld(store, 'acme:live', now)).toBe(1)
       })
 
       it('deletes nothing from an empty store', async () => {
@@ -864,7 +916,9 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
           () => store.keys.updatePrivateKey('acme', '2025-03-10', 'a', 'b'),
           () => store.keys.deleteKey('acme', '2025-03-10'),
           () => store.keys.listPrunedKids('acme'),
-          () => store.throttle.getFailures('acme:alice', t0),
+          () => store.throttle.reserveAttempt('acme:alice', { limit: 1, now: t0, windowMs: 1 }),
+          () => store.throttle.releaseAttempt('acme:alice', t0),
+          () => store.throttle.clearAttempts('acme:alice'),
           () => store.codes.saveCode(codeRecord()),
           () => store.codes.findCode('acme', sha256('code-1')),
           () => store.codes.redeemCode('acme', sha256('code-1'), t0, undefined),

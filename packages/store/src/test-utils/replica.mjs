@@ -1,9 +1,9 @@
 // One replica of the issuer for sqlite.test.ts: a separate process that opens the shared SQLite
 // file through the built package, says "ready", waits for "go" on stdin so that every replica
-// starts at once, races the others through COUNT redemptions or rotations, and prints its
-// results as one JSON line.
+// starts at once, races the others through COUNT redemptions, rotations or throttle
+// reservations (one key, limit RESERVE_LIMIT), and prints its results as one JSON line.
 //
-//   node replica.mjs FILE redeem|rotate COUNT WORKER
+//   node replica.mjs FILE redeem|rotate|reserve COUNT WORKER
 import { once } from 'node:events'
 import process from 'node:process'
 import { openSqliteStore } from '../../dist/index.js'
@@ -11,6 +11,7 @@ import { openSqliteStore } from '../../dist/index.js'
 const [file, mode, countText, worker] = process.argv.slice(2)
 const count = Number(countText)
 const now = Date.UTC(2025, 2, 10, 9)
+const RESERVE_LIMIT = 25
 
 const store = await openSqliteStore(file)
 process.stdout.write('ready\n')
@@ -36,6 +37,13 @@ for (let i = 0; i < count; i++) {
         tokenHash: `rt-${i}-${worker}`,
       }),
     )
+  } else if (mode === 'reserve') {
+    const reservation = await store.throttle.reserveAttempt('user:acme:alice', {
+      limit: RESERVE_LIMIT,
+      now,
+      windowMs: 60_000,
+    })
+    results.push(reservation.granted)
   } else {
     const result = await store.refreshTokens.rotateRefreshToken(
       'acme',
