@@ -116,7 +116,10 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
       keyRotationMs: settings.keyRotationDays * 86_400_000,
       jwksGraceMs: settings.jwksGraceHours * 3_600_000,
       keyEncryptionSecret: settings.keyEncryptionSecret,
-      users: (tenant) => createUserAuthenticator(tenant.providers, providers),
+      users: (tenant) =>
+        createUserAuthenticator(tenant.providers, providers, {
+          timeoutMs: settings.providerTimeoutMs,
+        }),
     })
   }
   // One change at a time: a SIGHUP must not interleave with a file event or a watch event.

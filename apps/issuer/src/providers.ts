@@ -1,4 +1,5 @@
 import { pathToFileURL } from 'node:url'
+import { ProviderFailureError, RESERVED_CLAIMS } from '@tessera/grants'
 import type { AuthenticatedUser, UserAuthenticator } from '@tessera/grants'
 import * as z from 'zod'
 import { verifyPassword } from './password-hash.js'
@@ -7,6 +8,11 @@ import { verifyPassword } from './password-hash.js'
 export interface ProviderTools {
   /** Constant-time check of a password against a `tessera hash-password` hash. */
   verifyPassword: typeof verifyPassword
+  /**
+   * Aborted when the call has taken PROVIDER_TIMEOUT_MS: its answer will be ignored, so work
+   * still under way (a fetch, a database query) may as well stop.
+   */
+  signal: AbortSignal
 }
 
 interface ProviderModule {
@@ -20,17 +26,34 @@ const ProviderModuleSchema = z.object({
   authenticate: z.custom<ProviderModule['authenticate']>((value) => typeof value === 'function'),
 })
 
-const AuthenticatedUserSchema = z.object({
-  sub: z.string().min(1),
-  claims: z.record(z.string(), z.unknown()).optional(),
-})
+/**
+ * A provider's answer for a good username and password. Claims must be JSON (they travel in
+ * tokens and the store) and may not set what the issuer sets itself: a provider that tries is
+ * broken or hostile, and its answer is refused rather than quietly trimmed.
+ */
+const AuthenticatedUserSchema = z.object(
+  {
+    sub: z.string({ error: 'sub is not a string' }).min(1, 'sub is empty'),
+    claims: z
+      .record(z.string(), z.json(), { error: 'claims is not an object of JSON values' })
+      .superRefine((claims, ctx) => {
+        const reserved = Object.keys(claims).filter((name) => RESERVED_CLAIMS.has(name))
+        if (reserved.length > 0) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `claims would replace reserved claims (${reserved.join(', ')})`,
+          })
+        }
+      })
+      .optional(),
+  },
+  { error: 'the answer is not { sub, claims? } or null' },
+)
 
 /** A provider script that could not be loaded; the CLI prints `message` and stops. */
 export class ProviderError extends Error {
   override readonly name = 'ProviderError'
 }
-
-const tools: ProviderTools = { verifyPassword }
 
 /**
  * Imports provider scripts; the same file serving several tenants is imported once. A
@@ -62,25 +85,125 @@ export async function loadProviders(
   return loaded
 }
 
+/** How the user authenticator calls provider scripts. */
+export interface UserAuthenticatorOptions {
+  /** PROVIDER_TIMEOUT_MS: how long one provider call may take. */
+  timeoutMs: number
+}
+
 /**
- * Chains a tenant's providers: tried in order, the first non-null answer wins (DESIGN §3).
- * An answer that is not `{ sub, claims? }` is a provider bug and fails the request.
+ * What a provider threw, fit for the log: the password is cut out wherever it appears, since
+ * scripts do put what they were given into their messages.
+ */
+function describeThrown(error: unknown, password: string): string {
+  const text =
+    error instanceof Error
+      ? `${error.name}: ${error.message}`
+      : typeof error === 'string'
+        ? error
+        : `a ${error === null ? 'null' : typeof error} value`
+  let safe = text
+  if (password !== '') {
+    for (const form of new Set([password, JSON.stringify(password).slice(1, -1)])) {
+      safe = safe.split(form).join('[password]')
+    }
+  }
+  return `threw ${safe.length > 300 ? `${safe.slice(0, 300)}…` : safe}`
+}
+
+/**
+ * One provider call, bounded by `timeoutMs`. Past it the call is abandoned: its signal is
+ * aborted, and whatever it answers or throws later is ignored.
+ */
+async function callProvider(
+  file: string,
+  module: ProviderModule,
+  credentials: { username: string; password: string },
+  timeoutMs: number,
+): Promise<unknown> {
+  const controller = new AbortController()
+  let timer: NodeJS.Timeout | undefined
+  const timedOut = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      const error = new ProviderFailureError(
+        'ERR_PROVIDER_TIMEOUT',
+        file,
+        `no answer within ${timeoutMs} ms`,
+      )
+      controller.abort(error)
+      reject(error)
+    }, timeoutMs)
+  })
+  const failed = (error: unknown): ProviderFailureError =>
+    new ProviderFailureError(
+      'ERR_PROVIDER_FAILED',
+      file,
+      describeThrown(error, credentials.password),
+    )
+  try {
+    let call: Promise<unknown>
+    try {
+      // Called inside try: a script that throws before returning a promise fails the same way.
+      call = Promise.resolve(
+        module.authenticate({ ...credentials }, { verifyPassword, signal: controller.signal }),
+      )
+    } catch (error) {
+      throw failed(error)
+    }
+    return await Promise.race([
+      call.catch((error: unknown) => {
+        throw failed(error)
+      }),
+      timedOut,
+    ])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** Checks a provider's answer: the user, null for "not mine / wrong password", else a failure. */
+function parseAnswer(file: string, answer: unknown): AuthenticatedUser | null {
+  if (answer === null || answer === undefined) return null
+  let parsed
+  try {
+    parsed = AuthenticatedUserSchema.safeParse(answer)
+  } catch {
+    // A getter or proxy that throws while it is read.
+    parsed = undefined
+  }
+  if (parsed?.success) return parsed.data
+  const issue = parsed?.error.issues[0]
+  // Inside claims, zod's message would describe a union; the path names a claim, and stays out.
+  const reason =
+    issue === undefined
+      ? 'the answer could not be read'
+      : issue.path[0] === 'claims' && issue.path.length > 1
+        ? 'claims holds a value that is not JSON'
+        : issue.message
+  throw new ProviderFailureError(
+    'ERR_PROVIDER_FAILED',
+    file,
+    `answered a malformed value: ${reason}`,
+  )
+}
+
+/**
+ * Chains a tenant's providers: tried in order, the first non-null answer wins. Each call may
+ * take `timeoutMs`; a provider that takes longer, throws, or answers something other than
+ * `{ sub, claims? }` or null fails the check with a {@link ProviderFailureError} naming it.
  */
 export function createUserAuthenticator(
   files: readonly string[],
   modules: ReadonlyMap<string, ProviderModule>,
+  options: UserAuthenticatorOptions,
 ): UserAuthenticator {
   const chain = files.map((file) => ({ file, module: modules.get(file)! }))
   return {
     async authenticate(credentials): Promise<AuthenticatedUser | null> {
       for (const { file, module } of chain) {
-        const answer = await module.authenticate({ ...credentials }, tools)
-        if (answer === null || answer === undefined) continue
-        const parsed = AuthenticatedUserSchema.safeParse(answer)
-        if (!parsed.success) {
-          throw new Error(`provider ${file} returned something other than { sub, claims? }`)
-        }
-        return parsed.data
+        const answer = await callProvider(file, module, credentials, options.timeoutMs)
+        const user = parseAnswer(file, answer)
+        if (user !== null) return user
       }
       return null
     },

@@ -32,6 +32,7 @@ export const SETTING_NAMES = [
   'KEY_ENCRYPTION_SECRET',
   'TRUST_PROXY',
   'MAX_BODY_BYTES',
+  'PROVIDER_TIMEOUT_MS',
   'PASSWORD_MAX_FAILURES',
   'PASSWORD_MAX_FAILURES_PER_ADDRESS',
   'PASSWORD_FAILURE_WINDOW_SECONDS',
@@ -90,6 +91,11 @@ export interface Settings {
   trustProxy: boolean
   /** MAX_BODY_BYTES (extra): largest accepted request body, 1 to 1048576 bytes (default 16384). */
   maxBodyBytes: number
+  /**
+   * PROVIDER_TIMEOUT_MS: how long one provider script may take to answer, in milliseconds,
+   * before the sign-in is answered 503 (default 5000; at most 2147483647, the longest timer).
+   */
+  providerTimeoutMs: number
   /**
    * PASSWORD_MAX_FAILURES (extra): failed password checks allowed per tenant and username within
    * the window before 429 (default 5).
@@ -220,6 +226,15 @@ export const SettingsSchema = z.object({
       message: 'must be an integer between 1 and 1048576',
     }).default(16_384),
   ),
+  // Node fires a longer timer at once, so the cap keeps a large value from meaning "no time".
+  PROVIDER_TIMEOUT_MS: variable(
+    number({
+      integer: true,
+      min: 1,
+      max: 2_147_483_647,
+      message: 'must be an integer between 1 and 2147483647',
+    }).default(5000),
+  ),
   PASSWORD_MAX_FAILURES: variable(positiveInteger().default(5)),
   PASSWORD_MAX_FAILURES_PER_ADDRESS: variable(positiveInteger().default(50)),
   PASSWORD_FAILURE_WINDOW_SECONDS: variable(positiveInteger().default(900)),
@@ -306,6 +321,7 @@ export function parseSettings(
     jwksGraceHours: env.JWKS_GRACE_HOURS ?? 2 * env.TOKEN_EXPIRATION_IN_HOURS,
     trustProxy: env.TRUST_PROXY,
     maxBodyBytes: env.MAX_BODY_BYTES,
+    providerTimeoutMs: env.PROVIDER_TIMEOUT_MS,
     passwordMaxFailures: env.PASSWORD_MAX_FAILURES,
     passwordMaxFailuresPerAddress: env.PASSWORD_MAX_FAILURES_PER_ADDRESS,
     passwordFailureWindowSeconds: env.PASSWORD_FAILURE_WINDOW_SECONDS,

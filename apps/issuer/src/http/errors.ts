@@ -1,9 +1,10 @@
-import { OAuthError } from '@tessera/grants'
+import { OAuthError, ProviderFailureError } from '@tessera/grants'
 import { StoreError } from '@tessera/store'
 import type { Context, Middleware } from 'koa'
 import type { Logger } from 'pino'
 import { HttpError } from './http-error.js'
 import { OAUTH_STATUS } from './oauth-status.js'
+import type { TenantState } from './tenant.js'
 
 interface Rendered {
   status: number
@@ -13,6 +14,33 @@ interface Rendered {
 
 /** How long a client should wait after the database was unreachable: a failover's order. */
 const STORE_RETRY_AFTER_SECONDS = 5
+/**
+ * How long a client should wait after a provider script did not answer in time: the service
+ * behind it (a directory, a database) is slow or away, which a few seconds may cure.
+ */
+export const PROVIDER_RETRY_AFTER_SECONDS = 5
+
+/**
+ * Logs a provider script that failed: its file and the reason, never the credentials (the
+ * reason has the password cut out). A timeout is a warning: the script may be fine and the
+ * service behind it slow; anything else is a bug in the script, an error.
+ */
+export function logProviderFailure(
+  ctx: Context,
+  error: ProviderFailureError,
+  logger: Logger,
+): void {
+  const fields = {
+    code: error.code,
+    provider: error.provider,
+    reason: error.reason,
+    tenant: (ctx.state as Partial<TenantState>).tenant?.tenant.name,
+    method: ctx.method,
+    path: ctx.path,
+  }
+  if (error.code === 'ERR_PROVIDER_TIMEOUT') logger.warn(fields, 'provider timed out')
+  else logger.error(fields, 'provider failed')
+}
 
 function render(error: unknown): Rendered | undefined {
   if (error instanceof OAuthError) {
@@ -39,6 +67,23 @@ function render(error: unknown): Rendered | undefined {
       headers: { 'Retry-After': `${STORE_RETRY_AFTER_SECONDS}` },
     }
   }
+  if (error instanceof ProviderFailureError) {
+    // A timeout is RFC 6749's "cannot answer now"; anything else is the server's own fault.
+    return error.code === 'ERR_PROVIDER_TIMEOUT'
+      ? {
+          status: 503,
+          body: {
+            error: 'temporarily_unavailable',
+            error_description: 'the user directory did not answer in time; retry later',
+          },
+          headers: { 'Retry-After': `${PROVIDER_RETRY_AFTER_SECONDS}` },
+        }
+      : {
+          status: 500,
+          body: { error: 'server_error', error_description: 'internal error' },
+          headers: {},
+        }
+  }
   if (error instanceof HttpError) {
     return {
       status: error.status,
@@ -55,11 +100,15 @@ function render(error: unknown): Rendered | undefined {
  */
 export function respondWithError(ctx: Context, error: unknown, logger: Logger): void {
   let rendered = render(error)
-  if (rendered?.status === 503) {
+  if (error instanceof ProviderFailureError) {
+    logProviderFailure(ctx, error, logger)
+  } else if (rendered?.status === 503) {
     // Expected during an outage; the message names host and database, never credentials.
     logger.warn({ err: error, method: ctx.method, path: ctx.path }, 'database unavailable')
   } else if (rendered === undefined || rendered.status >= 500) {
     logger.error({ err: error, method: ctx.method, path: ctx.path }, 'request failed')
+  }
+  if (rendered === undefined || (rendered.status >= 500 && rendered.status !== 503)) {
     rendered = {
       status: 500,
       body: { error: 'server_error', error_description: 'internal error' },

@@ -2,8 +2,10 @@ import type { OAuthErrorCode } from '@tessera/grants'
 
 /**
  * The one place where OAuth error codes become HTTP statuses (RFC 6749 §5.2: 400, except
- * `invalid_client`, which is 401). `temporarily_unavailable` is how throttling reaches the
- * client: 429 with `Retry-After` (DESIGN §4).
+ * `invalid_client`, which is 401). An `OAuthError` `temporarily_unavailable` is how password
+ * throttling reaches the client: 429 with `Retry-After`. A server that cannot answer now (the
+ * database, a provider script past PROVIDER_TIMEOUT_MS) raises a typed error of its own instead,
+ * which `respondWithError` answers with the same code as 503.
  */
 export const OAUTH_STATUS: Readonly<Record<OAuthErrorCode, number>> = {
   invalid_request: 400,

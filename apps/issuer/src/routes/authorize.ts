@@ -1,10 +1,17 @@
-import { beginLogin, completeLogin, parseAuthorizationRequest } from '@tessera/grants'
-import type { AuthorizationRequest, GrantDeps } from '@tessera/grants'
+import {
+  beginLogin,
+  completeLogin,
+  parseAuthorizationRequest,
+  ProviderFailureError,
+} from '@tessera/grants'
+import type { AuthorizationRequest, GrantDeps, LoginOutcome } from '@tessera/grants'
 import type { Context, Middleware } from 'koa'
+import type { Logger } from 'pino'
 import { readTextBody } from '../http/body.js'
+import { logProviderFailure, PROVIDER_RETRY_AFTER_SECONDS } from '../http/errors.js'
 import type { TenantState } from '../http/tenant.js'
 import { STYLE_HASH } from '../views/html.js'
-import { renderErrorPage, renderLoginPage } from '../views/login.js'
+import { renderErrorPage, renderLoginPage, renderUnavailablePage } from '../views/login.js'
 
 /** The cookie that binds a login transaction to the browser that started it. */
 const BINDING_COOKIE = 'tessera_login'
@@ -12,6 +19,7 @@ const BINDING_COOKIE = 'tessera_login'
 export interface AuthorizeRouteDeps {
   grants: GrantDeps
   maxBodyBytes: number
+  logger: Logger
 }
 
 /**
@@ -40,10 +48,31 @@ function setPageHeaders(ctx: Context, redirectUri?: string): void {
   ctx.type = 'text/html; charset=utf-8'
 }
 
-function errorPage(ctx: Context, description: string): void {
+function errorPage(ctx: Context, description: string, status = 400): void {
   setPageHeaders(ctx)
-  ctx.status = 400
+  ctx.status = status
   ctx.body = renderErrorPage(description)
+}
+
+/**
+ * A provider script that failed while the form was being checked: a browser gets a page, not
+ * the JSON error of /token. Past PROVIDER_TIMEOUT_MS, a "try again later" page (503 with
+ * Retry-After); a script that threw or answered garbage, an error page (500).
+ */
+function providerFailurePage(ctx: Context, error: ProviderFailureError, logger: Logger): void {
+  logProviderFailure(ctx, error, logger)
+  if (error.code === 'ERR_PROVIDER_TIMEOUT') {
+    setPageHeaders(ctx)
+    ctx.set('Retry-After', `${PROVIDER_RETRY_AFTER_SECONDS}`)
+    ctx.status = 503
+    ctx.body = renderUnavailablePage()
+    return
+  }
+  errorPage(
+    ctx,
+    'Something went wrong while your sign-in was being checked. Return to the application and try again later.',
+    500,
+  )
 }
 
 async function showLogin(
@@ -119,17 +148,25 @@ export function loginRoute(deps: AuthorizeRouteDeps): Middleware<TenantState> {
       if (value !== '') fields.set(name, value)
     }
     const username = fields.get('username')
-    const outcome = await completeLogin(
-      {
-        csrfToken: fields.get('csrf_token'),
-        username,
-        password: fields.get('password'),
-        bindingValue: ctx.cookies.get(BINDING_COOKIE),
-        address: ctx.ip,
-      },
-      ctx.state.tenant.context,
-      deps.grants,
-    )
+    let outcome: LoginOutcome
+    try {
+      outcome = await completeLogin(
+        {
+          csrfToken: fields.get('csrf_token'),
+          username,
+          password: fields.get('password'),
+          bindingValue: ctx.cookies.get(BINDING_COOKIE),
+          address: ctx.ip,
+        },
+        ctx.state.tenant.context,
+        deps.grants,
+      )
+    } catch (error) {
+      if (error instanceof ProviderFailureError) {
+        return providerFailurePage(ctx, error, deps.logger)
+      }
+      throw error
+    }
     switch (outcome.kind) {
       case 'error-page':
         return errorPage(ctx, outcome.description)

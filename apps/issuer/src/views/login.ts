@@ -40,3 +40,13 @@ export function renderErrorPage(description: string): string {
 <p class="context">Return to the application you came from and try again.</p>`,
   )
 }
+
+/** The page for a sign-in that the user directory could not check in time (a 503). */
+export function renderUnavailablePage(): string {
+  return page(
+    'Sign-in unavailable',
+    `<h1>Try again later</h1>
+<p class="alert" role="alert">The sign-in service did not answer in time, so your password was not checked.</p>
+<p class="context">Wait a moment, then return to the application you came from and sign in again.</p>`,
+  )
+}
