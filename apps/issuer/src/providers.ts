@@ -101,7 +101,7 @@ function describeThrown(error: unknown, password: string): string {
       ? `${error.name}: ${error.message}`
       : typeof error === 'string'
         ? error
-        : `a ${error === null ? 'null' : typeof error} value`
+        : `a value of type ${error === null ? 'null' : typeof error}`
   let safe = text
   if (password !== '') {
     for (const form of new Set([password, JSON.stringify(password).slice(1, -1)])) {

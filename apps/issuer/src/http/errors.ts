@@ -30,8 +30,9 @@ export function logProviderFailure(
   error: ProviderFailureError,
   logger: Logger,
 ): void {
+  // Not `code`: the logger censors that name, an authorization code's.
   const fields = {
-    code: error.code,
+    failure: error.code,
     provider: error.provider,
     reason: error.reason,
     tenant: (ctx.state as Partial<TenantState>).tenant?.tenant.name,
