@@ -50,5 +50,7 @@ export type {
   FamilyIssue,
   LoginTransaction,
   LoginTransactionStore,
+  MarkStore,
+  SecretStore,
   ExpiryStore,
 } from './ports.js'
