@@ -1,5 +1,6 @@
-// A provider script (DESIGN §3): its default export checks a username and password and answers
-// { sub, claims? } or null. Demo users only; the hashes were made with `pnpm tessera hash-password`.
+// A provider script (docs/providers.md): its default export checks a username and password and
+// answers { sub, claims? } or null. Demo users only; the hashes were made with
+// `pnpm tessera hash-password`.
 //
 //   alice / wonderland-42      bob / builder-42
 
