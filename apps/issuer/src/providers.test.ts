@@ -66,6 +66,14 @@ describe('createUserAuthenticator', () => {
       () => Promise.reject(message),
       // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
       () => Promise.reject({ password: alice.password }),
+      () =>
+        Promise.reject(
+          Object.defineProperty(new Error(), 'message', {
+            get() {
+              throw new Error(alice.password)
+            },
+          }),
+        ),
     ] satisfies Authenticate[]
     const reasons = []
     for (const script of thrown) {
@@ -79,6 +87,7 @@ describe('createUserAuthenticator', () => {
       'threw Error: bad password [password] or "[password]"',
       'threw bad password [password] or "[password]"',
       'threw a value of type object',
+      'threw a value that could not be read',
     ])
   })
 

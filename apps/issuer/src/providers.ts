@@ -96,12 +96,18 @@ export interface UserAuthenticatorOptions {
  * scripts do put what they were given into their messages.
  */
 function describeThrown(error: unknown, password: string): string {
-  const text =
-    error instanceof Error
-      ? `${error.name}: ${error.message}`
-      : typeof error === 'string'
-        ? error
-        : `a value of type ${error === null ? 'null' : typeof error}`
+  let text: string
+  try {
+    text =
+      error instanceof Error
+        ? `${error.name}: ${error.message}`
+        : typeof error === 'string'
+          ? error
+          : `a value of type ${error === null ? 'null' : typeof error}`
+  } catch {
+    // A getter or proxy that throws while it is read.
+    text = 'a value that could not be read'
+  }
   let safe = text
   if (password !== '') {
     for (const form of new Set([password, JSON.stringify(password).slice(1, -1)])) {

@@ -1,4 +1,5 @@
 import type { GrantDeps } from './context.js'
+import { sha256Hex } from './crypto.js'
 import { OAuthError } from './errors.js'
 import type { AuthenticatedUser, Reservation, ThrottleStore, UserAuthenticator } from './ports.js'
 
@@ -45,8 +46,10 @@ export async function checkPasswordThrottled(
   const now = deps.clock()
   const { throttle, throttlePolicy: policy } = deps
   const windowMs = policy.windowMs
-  const userKey = `user:${attempt.tenant}:${attempt.username.normalize('NFC').toLowerCase()}`
-  const addressKey = `addr:${attempt.address}`
+  // Hashed: a key is a bounded string whatever the client sent (a 10 kB username, an address
+  // from a forged header), fit for any store's index, and the table holds no usernames.
+  const userKey = `user:${sha256Hex(`${attempt.tenant}\n${attempt.username.normalize('NFC').toLowerCase()}`)}`
+  const addressKey = `addr:${sha256Hex(attempt.address)}`
 
   // The user first: a locked user costs one statement, and a flood of usernames from one
   // address is stopped by the address key right after.

@@ -3,10 +3,12 @@
  * `tessera dev` processes sharing a database created for this file, 100 requests in flight at
  * once, split between them.
  */
+import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { createTestDatabase } from '@tessera/test-support'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { JWT_SECRET, tempDir } from '../support/issuer.js'
+import { postJson } from '../support/http.js'
+import { HS, JWT_SECRET, tempDir } from '../support/issuer.js'
 import { startIssuerCli } from '../support/process.js'
 import type { IssuerCli } from '../support/process.js'
 import {
@@ -96,6 +98,21 @@ describe(
       expect(responses.filter((r) => r.status === 400)).toHaveLength(reached.length)
       expect(responses.filter((r) => r.status === 429)).toHaveLength(PARALLEL - reached.length)
       expect(responses[right]!.status).toBe(429)
+    })
+
+    it('counts hostile usernames without a 500: 10,000 random characters, a lone surrogate', async () => {
+      const long = randomBytes(7500).toString('base64')
+      for (const username of [long, `${long}x`, '\ud800', 'a\u0000b']) {
+        const res = await postJson(a.url, HS.host, {
+          grant_type: 'password',
+          username,
+          password: 'wrong',
+          client_id: HS.client,
+          client_secret: HS.secret,
+        })
+        expect(res.status, username.slice(0, 10)).toBe(400)
+        expect(res.json).toMatchObject({ error: 'invalid_grant' })
+      }
     })
 
     it('clears at one replica the count that failures at the other built up', async () => {
