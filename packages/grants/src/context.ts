@@ -3,8 +3,9 @@ import type { JWTPayload, TokenSigner } from '@tessera/keys'
 import type {
   AuthorizationCodeStore,
   Clock,
-  LoginTransactionStore,
+  MarkStore,
   RefreshTokenStore,
+  SecretStore,
   ThrottleStore,
   UserAuthenticator,
 } from './ports.js'
@@ -40,12 +41,15 @@ export interface GrantDeps {
   throttlePolicy: ThrottlePolicy
   codes: AuthorizationCodeStore
   refreshTokens: RefreshTokenStore
-  logins: LoginTransactionStore
+  /** Single use of login forms (`kind` 'login'). */
+  marks: MarkStore
+  /** The key that seals login forms, shared by every replica. */
+  secrets: SecretStore
   /** AUTHORIZATION_CODE_TTL_SECONDS */
   codeTtlSeconds: number
   /** REFRESH_TOKEN_EXPIRATION_IN_HOURS, in seconds: the absolute life of a family. */
   refreshTokenTtlSeconds: number
-  /** How long a login form stays usable. */
+  /** How long a login form stays usable, in seconds. */
   loginTtlSeconds: number
   clock: Clock
   /** Random identifier for `jti` and family ids. */

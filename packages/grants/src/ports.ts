@@ -161,40 +161,21 @@ export interface RefreshTokenStore {
   revokeFamiliesByCode(tenant: string, codeHash: string, now: number): Promise<void>
 }
 
-/** A pending sign-in: what /authorize was asked, waiting for the login form. */
-export interface LoginTransaction {
-  /** Hex SHA-256 of the CSRF token that the login form carries. */
-  id: string
-  tenant: string
-  clientId: string
-  redirectUri: string
-  /** The client's `state`, byte for byte. */
-  state?: string
-  codeChallenge?: string
-  /** Granted scopes, space-separated. */
-  scope: string
-  /** Hex SHA-256 of the value of the browser cookie this transaction is bound to. */
-  bindingHash: string
-  createdAt: number
-  expiresAt: number
+/** Single-use marks: remembers that something happened, until it can no longer matter. */
+export interface MarkStore {
+  /** true for the one call that set (tenant, kind, id) until expiresAt; false if already set and unexpired at now; atomic across replicas */
+  mark(tenant: string, kind: string, id: string, expiresAt: number, now: number): Promise<boolean>
+  isMarked(tenant: string, kind: string, id: string, now: number): Promise<boolean>
 }
 
-/** Storage of login transactions; each is used once. */
-export interface LoginTransactionStore {
-  saveLoginTransaction(transaction: LoginTransaction): Promise<void>
-  /**
-   * Deletes and returns the transaction if it exists and has not expired at `now`; undefined
-   * otherwise. Concurrent takes of one id see it at most once.
-   */
-  takeLoginTransaction(
-    tenant: string,
-    id: string,
-    now: number,
-  ): Promise<LoginTransaction | undefined>
+/** Secrets generated once and shared by every replica. */
+export interface SecretStore {
+  /** stored value of name; if none, stores candidate (insert-if-absent); all replicas get one value */
+  getOrCreateSecret(name: string, candidate: string): Promise<string>
 }
 
 /** Removal of rows that can no longer matter. */
 export interface ExpiryStore {
-  /** Deletes expired codes, login transactions, families (and their tokens) and throttle windows. */
+  /** Deletes expired codes, families (and their tokens) and throttle windows. */
   purgeExpired(now: number): Promise<number>
 }
