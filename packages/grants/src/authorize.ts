@@ -272,7 +272,7 @@ export async function completeLogin(
     return {
       kind: 'error-page',
       description:
-        'This sign-in form belongs to another browser session. Sign in again from the application.',
+        'This sign-in form belongs to another browser session, or a newer one was opened in another tab. Sign in again from the application.',
     }
   }
   const client = tenant.clients.get(sealed.clientId)
