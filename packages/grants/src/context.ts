@@ -41,9 +41,9 @@ export interface GrantDeps {
   throttlePolicy: ThrottlePolicy
   codes: AuthorizationCodeStore
   refreshTokens: RefreshTokenStore
-  /** Single use of login forms (`kind` 'login'). */
+  /** Expiring single-use and revocation marks. */
   marks: MarkStore
-  /** The key that seals login forms, shared by every replica. */
+  /** Server-wide secrets, the same for every replica. */
   secrets: SecretStore
   /** AUTHORIZATION_CODE_TTL_SECONDS */
   codeTtlSeconds: number

@@ -64,7 +64,8 @@ const tenant: TenantContext = {
   accessTokenTtlSeconds: 7200,
 }
 
-// The password grant touches no code, refresh or login state; these fail loudly if it ever does.
+// The password grant touches no code, refresh, login, mark or secret state; these fail loudly if
+// it ever does.
 const untouched = new Proxy(
   {},
   {

@@ -161,21 +161,32 @@ export interface RefreshTokenStore {
   revokeFamiliesByCode(tenant: string, codeHash: string, now: number): Promise<void>
 }
 
-/** Single-use marks: remembers that something happened, until it can no longer matter. */
+/**
+ * Marks that expire, shared by every replica: single-use identifiers (a posted login form, a
+ * client assertion's jti) and revocations (an access token's jti until its exp).
+ */
 export interface MarkStore {
-  /** true for the one call that set (tenant, kind, id) until expiresAt; false if already set and unexpired at now; atomic across replicas */
+  /**
+   * Sets the mark (tenant, kind, id) until `expiresAt` (epoch ms). Answers true for the call
+   * that set it, false when it was already set and not expired at `now`. Of concurrent calls for
+   * one mark, from any replica, exactly one answers true. An expired mark counts as unset.
+   */
   mark(tenant: string, kind: string, id: string, expiresAt: number, now: number): Promise<boolean>
+  /** Whether (tenant, kind, id) is set and not expired at `now`. */
   isMarked(tenant: string, kind: string, id: string, now: number): Promise<boolean>
 }
 
-/** Secrets generated once and shared by every replica. */
+/** Server-wide secrets: one value per name, the same for every replica, kept in the store. */
 export interface SecretStore {
-  /** stored value of name; if none, stores candidate (insert-if-absent); all replicas get one value */
+  /**
+   * The stored value of `name`; when there is none, stores `candidate` (insert-if-absent) and
+   * answers whichever value is stored afterwards, so concurrent callers all get one value.
+   */
   getOrCreateSecret(name: string, candidate: string): Promise<string>
 }
 
 /** Removal of rows that can no longer matter. */
 export interface ExpiryStore {
-  /** Deletes expired codes, families (and their tokens) and throttle windows. */
+  /** Deletes expired codes, families (and their tokens), throttle windows and marks. */
   purgeExpired(now: number): Promise<number>
 }

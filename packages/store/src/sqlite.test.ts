@@ -240,7 +240,7 @@ function checkBuild(): void {
 /** Starts `replicas` processes on one file, releases them together, and returns their results. */
 function race<T>(
   file: string,
-  mode: 'redeem' | 'rotate',
+  mode: 'redeem' | 'rotate' | 'mark' | 'secret',
   count: number,
   replicas: number,
 ): Promise<T[][]> {
@@ -298,6 +298,52 @@ describe('openSqliteStore: separate processes on one file', () => {
     // Each family: its first token, spent, and the one its winner added.
     expect(db.prepare('SELECT count(*) AS n FROM refresh_tokens').get()).toEqual({ n: 2 * count })
     db.close()
+  })
+})
+
+describe('openSqliteStore: marks and secrets in separate processes on one file', () => {
+  const count = 40
+  const replicas = 4
+
+  beforeAll(checkBuild)
+
+  it('answers true to exactly one process for each mark', async () => {
+    const file = freshFile()
+    await open(file)
+    const results = await race<boolean>(file, 'mark', count, replicas)
+    for (let i = 0; i < count; i++) {
+      expect(results.filter((r) => r[i] === true)).toHaveLength(1)
+    }
+    const db = raw(file)
+    expect(db.prepare('SELECT count(*) AS n FROM marks').get()).toEqual({ n: count })
+    db.close()
+  })
+
+  it('answers every process the one stored value of each secret', async () => {
+    const file = freshFile()
+    await open(file)
+    const results = await race<string>(file, 'secret', count, replicas)
+    const db = raw(file)
+    for (let i = 0; i < count; i++) {
+      const stored = db.prepare('SELECT value FROM secrets WHERE name = ?').get(`secret-${i}`)
+      expect(stored).toEqual({ value: expect.stringMatching(`^value-${i}-\\d$`) as unknown })
+      expect(results.map((r) => r[i])).toEqual(
+        Array.from({ length: replicas }, () => (stored as { value: string }).value),
+      )
+    }
+    db.close()
+  })
+
+  it('keeps marks and secrets across close and reopen', async () => {
+    const file = freshFile()
+    const first = await openSqliteStore(file)
+    await first.marks.mark('acme', 'jti', 'j-1', t0 + 60_000, t0)
+    await first.secrets.getOrCreateSecret('login-form-key', 'first')
+    await first.close()
+    const second = await open(file)
+    expect(await second.marks.isMarked('acme', 'jti', 'j-1', t0)).toBe(true)
+    expect(await second.marks.mark('acme', 'jti', 'j-1', t0 + 60_000, t0)).toBe(false)
+    expect(await second.secrets.getOrCreateSecret('login-form-key', 'second')).toBe('first')
   })
 })
 

@@ -6,8 +6,10 @@ import type {
   FailureCount,
   FamilyIssue,
   LoginTransactionStore,
+  MarkStore,
   RefreshTokenStore,
   RotateResult,
+  SecretStore,
   ThrottleStore,
 } from '@tessera/grants'
 import type { KeyState, KeyStore, StoredKey } from '@tessera/keys'
@@ -17,7 +19,9 @@ import type { Store } from './store.js'
 import {
   checkCode,
   checkLoginTransaction,
+  checkMarkArgs,
   checkRedeemArgs,
+  checkSecretArgs,
   checkText,
   checkThrottleArgs,
   checkTime,
@@ -30,6 +34,7 @@ import {
   parseKeyRow,
   parsePrunedKidRow,
   parseLoginRow,
+  parseSecretRow,
   parseThrottleRow,
   parseTokenFamilyRow,
 } from './internal/rows.js'
@@ -247,6 +252,7 @@ function createSqliteStore(db: Database.Database, file: string): Store {
        (SELECT tenant, family_id FROM refresh_families WHERE expires_at <= ?)`,
   )
   const purgeFamilies = db.prepare<[number]>('DELETE FROM refresh_families WHERE expires_at <= ?')
+  const purgeMarks = db.prepare<[number]>('DELETE FROM marks WHERE expires_at <= ?')
 
   function addToken(tenant: string, tokenHash: string, familyId: string, now: number): void {
     insertOnce('the refresh token', () => insertToken.run(tenant, tokenHash, familyId, now))
@@ -384,7 +390,8 @@ function createSqliteStore(db: Database.Database, file: string): Store {
       purgeLogins.run(now).changes +
       purgeTokens.run(now).changes +
       purgeFamilies.run(now).changes +
-      sweepWindows.run(now).changes
+      sweepWindows.run(now).changes +
+      purgeMarks.run(now).changes
     )
   })
 
@@ -589,6 +596,62 @@ function createSqliteStore(db: Database.Database, file: string): Store {
     },
   }
 
+  // One statement decides: a new mark is inserted, an expired one is set again, a live one is
+  // left alone (the DO UPDATE's WHERE fails and nothing changes). SQLite runs it under the write
+  // lock, so of concurrent calls, in any process, one changes a row.
+  const setMark = db.prepare<{
+    tenant: string
+    kind: string
+    id: string
+    expiresAt: number
+    now: number
+  }>(
+    `INSERT INTO marks (tenant, kind, id, expires_at) VALUES (@tenant, @kind, @id, @expiresAt)
+     ON CONFLICT (tenant, kind, id) DO UPDATE SET expires_at = excluded.expires_at
+       WHERE expires_at <= @now`,
+  )
+  const readMark = db.prepare<[string, string, string, number]>(
+    'SELECT 1 FROM marks WHERE tenant = ? AND kind = ? AND id = ? AND expires_at > ?',
+  )
+  const selectSecret = db.prepare<[string]>('SELECT value FROM secrets WHERE name = ?')
+  const insertSecret = db.prepare<[string, string]>(
+    'INSERT INTO secrets (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING',
+  )
+
+  const marks: MarkStore = {
+    mark(tenant, kind, id, expiresAt, now) {
+      return settle(() => {
+        use()
+        checkMarkArgs('mark', tenant, kind, id, now)
+        checkTime('mark', 'expiresAt', expiresAt)
+        const { changes } = setMark.run({ tenant, kind, id, expiresAt, now })
+        checkpointer.wrote()
+        return changes === 1
+      })
+    },
+    isMarked(tenant, kind, id, now) {
+      return settle(() => {
+        use()
+        checkMarkArgs('isMarked', tenant, kind, id, now)
+        return readMark.get(tenant, kind, id, now) !== undefined
+      })
+    },
+  }
+
+  const secrets: SecretStore = {
+    getOrCreateSecret(name, candidate) {
+      return settle(() => {
+        use()
+        checkSecretArgs(name, candidate)
+        const stored = selectSecret.get(name)
+        if (stored !== undefined) return parseSecretRow(stored)
+        // Another process may insert first: then this does nothing, and the read gets its value.
+        insertSecret.run(name, candidate)
+        return parseSecretRow(selectSecret.get(name))
+      })
+    },
+  }
+
   const expiry: ExpiryStore = {
     purgeExpired(now) {
       return settle(() => {
@@ -605,6 +668,8 @@ function createSqliteStore(db: Database.Database, file: string): Store {
     codes,
     refreshTokens,
     logins,
+    marks,
+    secrets,
     expiry,
     ping() {
       return settle(() => {
