@@ -134,7 +134,12 @@ describe('native apps signing in through Chromium (RFC 8252)', () => {
         const redirectUri = uri(callback.port)
         const { page, verifier, violations, close } = await fillLogin(redirectUri)
         await page.getByRole('button', { name: 'Sign in' }).click()
-        const path = await callback.received
+        const path = await Promise.race([
+          callback.received,
+          new Promise<never>((_, reject) =>
+            setTimeout(() => reject(new Error('no callback within 10 s')), 10_000).unref(),
+          ),
+        ])
         await page.waitForURL((url) => url.href.startsWith(`${redirectUri}?`))
         await expect(page.textContent('body')).resolves.toContain('signed in')
         expect(violations).toEqual([])
