@@ -348,6 +348,19 @@ describe('GET /authorize and the login page', () => {
     })
     expect(token.status).toBe(200)
 
+    // The costliest 1,024 characters to seal (each escaped to six bytes of JSON) still fit the
+    // form and come back intact.
+    const controls = '\u0001'.repeat(1024)
+    const heavy = await openLogin(issuer.url, HS.host, { ...valid, state: controls })
+    const back = await submitLogin(
+      issuer.url,
+      HS.host,
+      { csrf_token: heavy.csrfToken, username: 'alice', password: 'alice-password' },
+      heavy.cookie,
+    )
+    expect(back.status).toBe(303)
+    expect(new URL(back.headers.location!).searchParams.get('state')).toBe(controls)
+
     const tooLong = `${longest}x`
     const refused = await send(issuer.url, {
       path: authorizePath({ ...valid, state: tooLong }),
