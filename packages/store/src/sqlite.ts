@@ -1,4 +1,5 @@
-import { mkdir } from 'node:fs/promises'
+import { chmod, mkdir, open } from 'node:fs/promises'
+import type { FileHandle } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 import type {
   AuthorizationCodeStore,
@@ -62,12 +63,51 @@ export async function openSqliteStore(path: string): Promise<Store> {
   const file = path === IN_MEMORY ? path : resolve(path)
   if (file !== IN_MEMORY) {
     try {
-      await mkdir(dirname(file), { recursive: true })
+      await createPrivateDirectory(dirname(file))
     } catch (cause) {
       throw new StoreError('ERR_STORE_OPEN', `cannot create the directory of ${file}`, { cause })
     }
+    try {
+      await createPrivateFile(file)
+    } catch (cause) {
+      throw new StoreError('ERR_STORE_OPEN', `cannot create the SQLite database ${file}`, { cause })
+    }
   }
   return createSqliteStore(openDatabase(file), file)
+}
+
+/**
+ * Creates `dir` and its missing parents as 0700. The mode is set with chmod, not only asked of
+ * mkdir, because mkdir's is filtered through the umask; directories that exist are left alone.
+ */
+async function createPrivateDirectory(dir: string): Promise<void> {
+  const first = await mkdir(dir, { recursive: true, mode: 0o700 })
+  if (first === undefined) return
+  for (let created = dir; ; created = dirname(created)) {
+    await chmod(created, 0o700)
+    if (created === first || dirname(created) === created) return
+  }
+}
+
+/**
+ * Creates the database file as 0600 when it does not exist yet, so that SQLite opens a file no
+ * other user can read: it would create it 0644 less the umask (world-readable under umask 000),
+ * and it gives the -wal and -shm files it creates next to it the mode of the database file.
+ * An existing file keeps its mode. O_EXCL: of two processes creating it at once, one does.
+ */
+async function createPrivateFile(file: string): Promise<void> {
+  let handle: FileHandle
+  try {
+    handle = await open(file, 'wx', 0o600)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return
+    throw error
+  }
+  try {
+    await handle.chmod(0o600)
+  } finally {
+    await handle.close()
+  }
 }
 
 interface KeyParams {
