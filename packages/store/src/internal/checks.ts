@@ -1,7 +1,6 @@
 import type {
   AuthorizationCodeRecord,
   FamilyIssue,
-  LoginTransaction,
   RefreshFamily,
   ThrottleWindow,
 } from '@tessera/grants'
@@ -98,19 +97,6 @@ export function checkRedeemArgs(tenant: string, now: number, issue: FamilyIssue 
   if (issue.family.tenant !== tenant) {
     throw new TypeError(`${method}: issue.family.tenant must be the tenant of the code`)
   }
-}
-
-export function checkLoginTransaction(method: string, transaction: LoginTransaction): void {
-  checkText(method, 'id', transaction.id)
-  checkText(method, 'tenant', transaction.tenant)
-  checkText(method, 'clientId', transaction.clientId)
-  checkText(method, 'redirectUri', transaction.redirectUri)
-  checkOptionalText(method, 'state', transaction.state)
-  checkOptionalText(method, 'codeChallenge', transaction.codeChallenge)
-  checkText(method, 'scope', transaction.scope)
-  checkText(method, 'bindingHash', transaction.bindingHash)
-  checkTime(method, 'createdAt', transaction.createdAt)
-  checkTime(method, 'expiresAt', transaction.expiresAt)
 }
 
 /** The error for a save whose primary key is taken; `what` names the record, never its key. */
