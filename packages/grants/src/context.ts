@@ -4,6 +4,7 @@ import type {
   AuthorizationCodeStore,
   Clock,
   LoginTransactionStore,
+  MarkStore,
   RefreshTokenStore,
   ThrottleStore,
   UserAuthenticator,
@@ -41,6 +42,8 @@ export interface GrantDeps {
   codes: AuthorizationCodeStore
   refreshTokens: RefreshTokenStore
   logins: LoginTransactionStore
+  /** Expiring single-use and revocation marks. */
+  marks: MarkStore
   /** AUTHORIZATION_CODE_TTL_SECONDS */
   codeTtlSeconds: number
   /** REFRESH_TOKEN_EXPIRATION_IN_HOURS, in seconds: the absolute life of a family. */
@@ -48,7 +51,7 @@ export interface GrantDeps {
   /** How long a login form stays usable. */
   loginTtlSeconds: number
   clock: Clock
-  /** Random identifier for `jti` and family ids. */
+  /** Random identifier for `jti` and family ids; never contains a dot (UUIDs do not). */
   randomId: () => string
 }
 

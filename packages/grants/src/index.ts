@@ -49,5 +49,6 @@ export type {
   FamilyIssue,
   LoginTransaction,
   LoginTransactionStore,
+  MarkStore,
   ExpiryStore,
 } from './ports.js'

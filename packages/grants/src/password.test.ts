@@ -37,6 +37,7 @@ const client: Client = {
   grantTypes: ['password'],
   redirectUris: [],
   scopes: ['a', 'b'],
+  introspection: 'own',
 }
 const signed: Record<string, unknown>[] = []
 const signer: TokenSigner = {
@@ -64,7 +65,8 @@ const tenant: TenantContext = {
   accessTokenTtlSeconds: 7200,
 }
 
-// The password grant touches no code, refresh or login state; these fail loudly if it ever does.
+// The password grant touches no code, refresh, login or mark state; these fail loudly if it ever
+// does.
 const untouched = new Proxy(
   {},
   {
@@ -81,6 +83,7 @@ function deps(now = { t: 1_700_000_000_000 }): GrantDeps {
     codes: untouched,
     refreshTokens: untouched,
     logins: untouched,
+    marks: untouched,
     codeTtlSeconds: 60,
     refreshTokenTtlSeconds: 3600,
     loginTtlSeconds: 600,

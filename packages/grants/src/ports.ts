@@ -200,6 +200,21 @@ export interface LoginTransactionStore {
   ): Promise<LoginTransaction | undefined>
 }
 
+/**
+ * Marks that expire, shared by every replica: single-use identifiers (a posted login form, a
+ * client assertion's jti) and revocations (an access token's jti until its exp).
+ */
+export interface MarkStore {
+  /**
+   * Sets the mark (tenant, kind, id) until `expiresAt` (epoch ms). Answers true for the call
+   * that set it, false when it was already set and not expired at `now`. Of concurrent calls for
+   * one mark, from any replica, exactly one answers true. An expired mark counts as unset.
+   */
+  mark(tenant: string, kind: string, id: string, expiresAt: number, now: number): Promise<boolean>
+  /** Whether (tenant, kind, id) is set and not expired at `now`. */
+  isMarked(tenant: string, kind: string, id: string, now: number): Promise<boolean>
+}
+
 /** Removal of rows that can no longer matter. */
 export interface ExpiryStore {
   /** Deletes expired codes, login transactions, families (and their tokens) and throttle windows. */
