@@ -6,6 +6,7 @@ import type {
   LoginTransactionStore,
   MarkStore,
   RefreshTokenStore,
+  SecretStore,
   ThrottleStore,
   UserAuthenticator,
 } from './ports.js'
@@ -44,6 +45,8 @@ export interface GrantDeps {
   logins: LoginTransactionStore
   /** Expiring single-use and revocation marks. */
   marks: MarkStore
+  /** Server-wide secrets, the same for every replica. */
+  secrets: SecretStore
   /** AUTHORIZATION_CODE_TTL_SECONDS */
   codeTtlSeconds: number
   /** REFRESH_TOKEN_EXPIRATION_IN_HOURS, in seconds: the absolute life of a family. */

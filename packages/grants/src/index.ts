@@ -50,5 +50,6 @@ export type {
   LoginTransaction,
   LoginTransactionStore,
   MarkStore,
+  SecretStore,
   ExpiryStore,
 } from './ports.js'

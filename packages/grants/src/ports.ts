@@ -215,8 +215,20 @@ export interface MarkStore {
   isMarked(tenant: string, kind: string, id: string, now: number): Promise<boolean>
 }
 
+/** Server-wide secrets: one value per name, the same for every replica, kept in the store. */
+export interface SecretStore {
+  /**
+   * The stored value of `name`; when there is none, stores `candidate` (insert-if-absent) and
+   * answers whichever value is stored afterwards, so concurrent callers all get one value.
+   */
+  getOrCreateSecret(name: string, candidate: string): Promise<string>
+}
+
 /** Removal of rows that can no longer matter. */
 export interface ExpiryStore {
-  /** Deletes expired codes, login transactions, families (and their tokens) and throttle windows. */
+  /**
+   * Deletes expired codes, login transactions, families (and their tokens), throttle windows and
+   * marks.
+   */
   purgeExpired(now: number): Promise<number>
 }
