@@ -79,8 +79,8 @@ const DEFAULT_GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refres
  * `introspection` own. `redirect_uris` must be non-empty when `grant_types` includes
  * authorization_code; `introspection: tenant` needs a `client_secret`.
  *
- * @see DESIGN.md §3
  * @see RFC 6749 §2 (clients), §3.1.2 (redirection endpoint), §3.3 (scope)
+ * @see RFC 7662 §2.1 (who may introspect)
  */
 export const ClientSchema = strictObject({
   client_id: ClientIdSchema.describe('UUID of the client (any version)'),
