@@ -47,6 +47,8 @@ const payloads: Record<string, JWTPayload> = {
   'at.family': { iss: 'https://acme.test', sub: 'alice', client_id: 'web', jti: 'fam.x', exp },
   'at.gone': { iss: 'https://acme.test', sub: 'alice', client_id: 'web', jti: 'gone.x', exp },
   'at.nojti': { iss: 'https://acme.test', sub: 'alice', client_id: 'web', exp },
+  'at.longjti': { iss: 'https://acme.test', client_id: 'web', jti: 'x'.repeat(600), exp },
+  'at.oddjti': { iss: 'https://acme.test', client_id: 'web', jti: 'a.b.c\ud800', exp },
 }
 
 let calls: string[]
@@ -160,8 +162,12 @@ describe('introspectToken (#11)', () => {
     expect(await introspect('at.gone', web)).toEqual({ active: false })
   })
 
-  it('reports an access token without a jti inactive', async () => {
-    expect(await introspect('at.nojti', web)).toEqual({ active: false })
+  it('reports an access token without a jti of its making inactive, asking no store', async () => {
+    for (const token of ['at.nojti', 'at.longjti', 'at.oddjti']) {
+      expect(await introspect(token, web, 'access_token')).toEqual({ active: false })
+      await revokeToken({ token, token_type_hint: 'access_token' }, web, tenant, deps)
+    }
+    expect(calls.filter((call) => call !== 'verifyAccessToken')).toEqual([])
   })
 })
 

@@ -13,3 +13,12 @@ export function familyIdOfJti(jti: string): string | undefined {
   const dot = jti.indexOf('.')
   return dot > 0 ? jti.slice(0, dot) : undefined
 }
+
+// What the ids of deps.randomId look like (UUIDs in the issuer), one or two of them. Anything
+// else was not issued here, and is never handed to the store, whose ids are bounded.
+const ISSUED_JTI = /^[\w-]{1,128}(?:\.[\w-]{1,128})?$/
+
+/** Whether `jti` has the shape of one Tessera issues; false for a missing or foreign one. */
+export function isIssuedJti(jti: unknown): jti is string {
+  return typeof jti === 'string' && ISSUED_JTI.test(jti)
+}
