@@ -358,6 +358,45 @@ describe('parseConfig', () => {
       ])
     })
 
+    it('accepts loopback and private-use redirect URIs for native apps (RFC 8252)', () => {
+      const uris = [
+        'http://127.0.0.1/callback',
+        'http://127.0.0.1:8400/callback',
+        'http://[::1]/callback',
+        'com.example.app:/oauth2redirect',
+        'com.example.app://callback',
+        'https://app.example.com/cb',
+      ]
+      expect(parseOne(tenant({}, { redirect_uris: uris })).clients[0]?.redirectUris).toEqual(uris)
+    })
+
+    it('refuses schemes that a browser runs or reads locally, and private ones without a dot', () => {
+      const refused = [
+        'javascript:alert(1)//',
+        'JavaScript://example.com/%0aalert(1)',
+        'data:text/html,<b>x</b>',
+        'file:///etc/passwd',
+        'vbscript:msgbox(1)',
+        'blob:https://example.com/1234',
+        'myapp:/callback',
+      ]
+      expect(problems(tenant({}, { redirect_uris: refused }))).toEqual(
+        refused.map((uri, index) => {
+          const scheme = uri.slice(0, uri.indexOf(':')).toLowerCase()
+          return `config.clients.0.redirect_uris.${index}: scheme "${scheme}:" is not allowed; use https, http or a private-use scheme named for a domain (RFC 8252 §7.1), e.g. com.example.app:/callback`
+        }),
+      )
+    })
+
+    it('wants http and https redirect URIs written with //', () => {
+      expect(problems(tenant({}, { redirect_uris: ['http:/cb', 'https:example.com/cb'] }))).toEqual(
+        [
+          'config.clients.0.redirect_uris.0: must start with http://',
+          'config.clients.0.redirect_uris.1: must start with https://',
+        ],
+      )
+    })
+
     it('needs no redirect URI without authorization_code', () => {
       const parsed = parseOne(tenant({}, { grant_types: ['password'], redirect_uris: undefined }))
       expect(parsed.clients[0]?.redirectUris).toEqual([])

@@ -61,12 +61,29 @@ function secretSchema(literal: z.ZodString) {
   })
 }
 
+// RFC 3986 §3.1 scheme; a private-use one must hold a dot: a reversed domain name the app's
+// owner controls (RFC 8252 §7.1). That rule alone also keeps out javascript:, data:, file:,
+// vbscript:, blob: and every other scheme a browser would run or read locally.
+const SCHEME = /^([a-z][a-z0-9+.-]*):/i
+
 const RedirectUriSchema = z.string().superRefine((uri, ctx) => {
   // RFC 6749 §3.1.2: an absolute URI without a fragment, compared by exact match later on.
-  if (/\s/.test(uri) || !URL.canParse(uri)) {
+  const scheme = SCHEME.exec(uri)?.[1]?.toLowerCase()
+  if (/\s/.test(uri) || !URL.canParse(uri) || scheme === undefined) {
     ctx.addIssue({ code: 'custom', message: 'must be an absolute URL' })
   } else if (uri.includes('#')) {
     ctx.addIssue({ code: 'custom', message: 'must not contain a fragment (#)' })
+  } else if (scheme === 'http' || scheme === 'https') {
+    // `http:cb` and `http:/cb` parse too (as http://cb/): only the written form is compared, so
+    // it must be the one a browser ends up at.
+    if (!uri.slice(scheme.length).startsWith('://')) {
+      ctx.addIssue({ code: 'custom', message: `must start with ${scheme}://` })
+    }
+  } else if (!scheme.includes('.')) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `scheme "${scheme}:" is not allowed; use https, http or a private-use scheme named for a domain (RFC 8252 §7.1), e.g. com.example.app:/callback`,
+    })
   }
 })
 
@@ -107,7 +124,9 @@ export const ClientSchema = strictObject({
     .describe('Grants the client may use'),
   redirect_uris: uniqueList(RedirectUriSchema, 'redirect URI')
     .default(() => [])
-    .describe('Absolute URLs without fragment, matched exactly; needed for authorization_code'),
+    .describe(
+      'Absolute URLs without fragment (https, http or a private-use scheme such as com.example.app:/cb), matched exactly except for the port of http://127.0.0.1 and http://[::1]; needed for authorization_code',
+    ),
   scopes: uniqueList(
     z.string().regex(SCOPE_TOKEN, 'must be a scope token: printable ASCII without spaces, " or \\'),
     'scope',

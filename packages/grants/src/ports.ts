@@ -168,38 +168,6 @@ export interface RefreshTokenStore {
   revokeFamiliesByCode(tenant: string, codeHash: string, now: number): Promise<void>
 }
 
-/** A pending sign-in: what /authorize was asked, waiting for the login form. */
-export interface LoginTransaction {
-  /** Hex SHA-256 of the CSRF token that the login form carries. */
-  id: string
-  tenant: string
-  clientId: string
-  redirectUri: string
-  /** The client's `state`, byte for byte. */
-  state?: string
-  codeChallenge?: string
-  /** Granted scopes, space-separated. */
-  scope: string
-  /** Hex SHA-256 of the value of the browser cookie this transaction is bound to. */
-  bindingHash: string
-  createdAt: number
-  expiresAt: number
-}
-
-/** Storage of login transactions; each is used once. */
-export interface LoginTransactionStore {
-  saveLoginTransaction(transaction: LoginTransaction): Promise<void>
-  /**
-   * Deletes and returns the transaction if it exists and has not expired at `now`; undefined
-   * otherwise. Concurrent takes of one id see it at most once.
-   */
-  takeLoginTransaction(
-    tenant: string,
-    id: string,
-    now: number,
-  ): Promise<LoginTransaction | undefined>
-}
-
 /**
  * Marks that expire, shared by every replica: single-use identifiers (a posted login form, a
  * client assertion's jti) and revocations (an access token's jti until its exp).
@@ -226,9 +194,6 @@ export interface SecretStore {
 
 /** Removal of rows that can no longer matter. */
 export interface ExpiryStore {
-  /**
-   * Deletes expired codes, login transactions, families (and their tokens), throttle windows and
-   * marks.
-   */
+  /** Deletes expired codes, families (and their tokens), throttle windows and marks. */
   purgeExpired(now: number): Promise<number>
 }

@@ -3,8 +3,6 @@ import type {
   AuthorizationCodeStore,
   ExpiryStore,
   FailureCount,
-  LoginTransaction,
-  LoginTransactionStore,
   MarkStore,
   RefreshFamily,
   RefreshTokenRecord,
@@ -18,7 +16,6 @@ import { StoreError } from './errors.js'
 import type { Store } from './store.js'
 import {
   checkCode,
-  checkLoginTransaction,
   checkMarkArgs,
   checkRedeemArgs,
   checkSecretArgs,
@@ -84,22 +81,6 @@ function copyToken(t: RefreshTokenRecord): RefreshTokenRecord {
   return token
 }
 
-function copyLogin(l: LoginTransaction): LoginTransaction {
-  const transaction: LoginTransaction = {
-    id: l.id,
-    tenant: l.tenant,
-    clientId: l.clientId,
-    redirectUri: l.redirectUri,
-    scope: l.scope,
-    bindingHash: l.bindingHash,
-    createdAt: l.createdAt,
-    expiresAt: l.expiresAt,
-  }
-  if (l.state !== undefined) transaction.state = l.state
-  if (l.codeChallenge !== undefined) transaction.codeChallenge = l.codeChallenge
-  return transaction
-}
-
 /** Rows keyed by (tenant, id), as in a table whose primary key is that pair. */
 class Table<T> {
   readonly #tenants = new Map<string, Map<string, T>>()
@@ -116,14 +97,6 @@ class Table<T> {
     const rows = this.#tenants.get(tenant) ?? new Map<string, T>()
     rows.set(id, row)
     this.#tenants.set(tenant, rows)
-  }
-
-  /** Removes and returns one row. */
-  take(tenant: string, id: string): T | undefined {
-    const rows = this.#tenants.get(tenant)
-    const row = rows?.get(id)
-    rows?.delete(id)
-    return row
   }
 
   rows(tenant: string): IterableIterator<T> {
@@ -166,7 +139,6 @@ export function createMemoryStore(): Store {
   const codeRows = new Table<AuthorizationCodeRecord>()
   const familyRows = new Table<RefreshFamily>()
   const tokenRows = new Table<RefreshTokenRecord>()
-  const loginRows = new Table<LoginTransaction>()
   /** Expiry (epoch ms) of each mark, by tenant and then by the (kind, id) pair as JSON. */
   const markRows = new Table<number>()
   const secretValues = new Map<string, string>()
@@ -410,30 +382,6 @@ export function createMemoryStore(): Store {
     },
   }
 
-  const logins: LoginTransactionStore = {
-    saveLoginTransaction(transaction) {
-      return settle(() => {
-        open()
-        checkLoginTransaction('saveLoginTransaction', transaction)
-        if (loginRows.has(transaction.tenant, transaction.id)) {
-          throw conflictError('the login transaction')
-        }
-        loginRows.set(transaction.tenant, transaction.id, copyLogin(transaction))
-      })
-    },
-    takeLoginTransaction(tenant, id, now) {
-      return settle(() => {
-        open()
-        checkTime('takeLoginTransaction', 'now', now)
-        // Taken even when expired, as the SQL adapter's DELETE … RETURNING does.
-        const transaction = loginRows.take(tenant, id)
-        return transaction !== undefined && transaction.expiresAt > now
-          ? copyLogin(transaction)
-          : undefined
-      })
-    },
-  }
-
   // JSON of the pair: no separator can be confused with a character of a kind or an id.
   const markKey = (kind: string, id: string): string => JSON.stringify([kind, id])
 
@@ -480,7 +428,6 @@ export function createMemoryStore(): Store {
         checkTime('purgeExpired', 'now', now)
         let deleted =
           codeRows.deleteWhere((code) => code.expiresAt <= now - CODE_RETENTION_MS) +
-          loginRows.deleteWhere((transaction) => transaction.expiresAt <= now) +
           tokenRows.deleteWhere((token, tenant) => {
             const family = familyRows.get(tenant, token.familyId)
             return family === undefined || family.expiresAt <= now
@@ -503,7 +450,6 @@ export function createMemoryStore(): Store {
     throttle,
     codes,
     refreshTokens,
-    logins,
     marks,
     secrets,
     expiry,
@@ -521,7 +467,6 @@ export function createMemoryStore(): Store {
         codeRows.clear()
         familyRows.clear()
         tokenRows.clear()
-        loginRows.clear()
         markRows.clear()
         secretValues.clear()
       })

@@ -2,7 +2,6 @@ import type {
   AuthorizationCodeStore,
   ExpiryStore,
   FailureCount,
-  LoginTransactionStore,
   MarkStore,
   RefreshTokenStore,
   RotateResult,
@@ -16,7 +15,6 @@ import { StoreError } from './errors.js'
 import type { Store } from './store.js'
 import {
   checkCode,
-  checkLoginTransaction,
   checkMarkArgs,
   checkRedeemArgs,
   checkSecretArgs,
@@ -37,7 +35,6 @@ import {
   parseCodeRow,
   parseFamilyRow,
   parseKeyRow,
-  parseLoginRow,
   parsePrunedKidRow,
   parseSecretRow,
   parseThrottleRow,
@@ -132,8 +129,6 @@ export async function openPostgresStore(
 const KEY_COLUMNS = 'tenant, kid, alg, public_jwk, private_key, created_at, state, retired_at'
 const CODE_COLUMNS = `tenant, code_hash, client_id, redirect_uri, code_challenge, scope, sub, claims,
   created_at, expires_at, consumed_at`
-const LOGIN_COLUMNS = `tenant, id, client_id, redirect_uri, state, code_challenge, scope,
-  binding_hash, created_at, expires_at`
 // The token's own columns are prefixed so that they cannot shadow the family's.
 const TOKEN_FAMILY_SELECT = `
   SELECT f.tenant, f.family_id, f.client_id, f.sub, f.scope, f.claims, f.code_hash,
@@ -622,45 +617,6 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
     },
   }
 
-  const logins: LoginTransactionStore = {
-    saveLoginTransaction(transaction) {
-      return run('saveLoginTransaction', async (sql) => {
-        checkLoginTransaction('saveLoginTransaction', transaction)
-        await sql(
-          `INSERT INTO login_transactions (${LOGIN_COLUMNS})
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-          [
-            transaction.tenant,
-            transaction.id,
-            transaction.clientId,
-            transaction.redirectUri,
-            transaction.state === undefined ? null : utf8(transaction.state),
-            transaction.codeChallenge ?? null,
-            transaction.scope,
-            transaction.bindingHash,
-            transaction.createdAt,
-            transaction.expiresAt,
-          ],
-        )
-      })
-    },
-    takeLoginTransaction(tenant, id, now) {
-      return run('takeLoginTransaction', async (sql) => {
-        checkTime('takeLoginTransaction', 'now', now)
-        // One statement: of concurrent takes, on any replica, only one gets the row back. An
-        // expired one is deleted all the same.
-        const { rows } = await sql(
-          `DELETE FROM login_transactions WHERE tenant = $1 AND id = $2
-           RETURNING ${LOGIN_COLUMNS}`,
-          [tenant, id],
-        )
-        if (rows.length === 0) return undefined
-        const transaction = parseLoginRow(rows[0])
-        return transaction.expiresAt > now ? transaction : undefined
-      })
-    },
-  }
-
   const marks: MarkStore = {
     mark(tenant, kind, id, expiresAt, now) {
       // One statement decides: a new mark is inserted, an expired one set again, a live one left
@@ -716,6 +672,7 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
         checkTime('purgeExpired', 'now', now)
         const deletes: [string, number][] = [
           ['DELETE FROM authorization_codes WHERE expires_at <= $1', now - CODE_RETENTION_MS],
+          // Login forms are no longer stored; this sweeps the rows an earlier version left.
           ['DELETE FROM login_transactions WHERE expires_at <= $1', now],
           // Deleted explicitly, not left to ON DELETE CASCADE, so that they are counted.
           [
@@ -744,7 +701,6 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
     throttle,
     codes,
     refreshTokens,
-    logins,
     marks,
     secrets,
     expiry,

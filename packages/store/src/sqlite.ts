@@ -6,7 +6,6 @@ import type {
   ExpiryStore,
   FailureCount,
   FamilyIssue,
-  LoginTransactionStore,
   MarkStore,
   RefreshTokenStore,
   RotateResult,
@@ -19,7 +18,6 @@ import { StoreError } from './errors.js'
 import type { Store } from './store.js'
 import {
   checkCode,
-  checkLoginTransaction,
   checkMarkArgs,
   checkRedeemArgs,
   checkSecretArgs,
@@ -35,7 +33,6 @@ import {
   parseFamilyRow,
   parseKeyRow,
   parsePrunedKidRow,
-  parseLoginRow,
   parseSecretRow,
   parseThrottleRow,
   parseTokenFamilyRow,
@@ -152,23 +149,8 @@ interface FamilyParams {
   revokedAt: number | null
 }
 
-interface LoginParams {
-  tenant: string
-  id: string
-  clientId: string
-  redirectUri: string
-  state: string | null
-  codeChallenge: string | null
-  scope: string
-  bindingHash: string
-  createdAt: number
-  expiresAt: number
-}
-
 const CODE_COLUMNS = `tenant, code_hash, client_id, redirect_uri, code_challenge, scope, sub, claims,
   created_at, expires_at, consumed_at`
-const LOGIN_COLUMNS = `tenant, id, client_id, redirect_uri, state, code_challenge, scope,
-  binding_hash, created_at, expires_at`
 
 /** Runs an INSERT; a taken primary key becomes ERR_STORE_CONFLICT, anything else is rethrown. */
 function insertOnce(what: string, insert: () => unknown): void {
@@ -282,15 +264,8 @@ function createSqliteStore(db: Database.Database, file: string): Store {
     `UPDATE refresh_families SET revoked_at = ?
      WHERE tenant = ? AND code_hash = ? AND revoked_at IS NULL`,
   )
-  const insertLogin = db.prepare<LoginParams>(
-    `INSERT INTO login_transactions (${LOGIN_COLUMNS})
-     VALUES (@tenant, @id, @clientId, @redirectUri, @state, @codeChallenge, @scope, @bindingHash,
-       @createdAt, @expiresAt)`,
-  )
-  const takeLogin = db.prepare<[string, string]>(
-    `DELETE FROM login_transactions WHERE tenant = ? AND id = ? RETURNING ${LOGIN_COLUMNS}`,
-  )
   const purgeCodes = db.prepare<[number]>('DELETE FROM authorization_codes WHERE expires_at <= ?')
+  // Login forms are no longer stored; this sweeps the rows an earlier version left behind.
   const purgeLogins = db.prepare<[number]>('DELETE FROM login_transactions WHERE expires_at <= ?')
   // Deleted explicitly, not left to ON DELETE CASCADE, so that they are counted.
   const purgeTokens = db.prepare<[number]>(
@@ -612,43 +587,6 @@ function createSqliteStore(db: Database.Database, file: string): Store {
     },
   }
 
-  const logins: LoginTransactionStore = {
-    saveLoginTransaction(transaction) {
-      return settle(() => {
-        use()
-        checkLoginTransaction('saveLoginTransaction', transaction)
-        insertOnce('the login transaction', () =>
-          insertLogin.run({
-            tenant: transaction.tenant,
-            id: transaction.id,
-            clientId: transaction.clientId,
-            redirectUri: transaction.redirectUri,
-            state: transaction.state ?? null,
-            codeChallenge: transaction.codeChallenge ?? null,
-            scope: transaction.scope,
-            bindingHash: transaction.bindingHash,
-            createdAt: transaction.createdAt,
-            expiresAt: transaction.expiresAt,
-          }),
-        )
-        checkpointer.wrote()
-      })
-    },
-    takeLoginTransaction(tenant, id, now) {
-      return settle(() => {
-        use()
-        checkTime('takeLoginTransaction', 'now', now)
-        // One statement: of concurrent takes, only one gets the row back. An expired one is
-        // deleted all the same.
-        const row = takeLogin.get(tenant, id)
-        checkpointer.wrote()
-        if (row === undefined) return undefined
-        const transaction = parseLoginRow(row)
-        return transaction.expiresAt > now ? transaction : undefined
-      })
-    },
-  }
-
   // One statement decides: a new mark is inserted, an expired one is set again, a live one is
   // left alone (the DO UPDATE's WHERE fails and nothing changes). SQLite runs it under the write
   // lock, so of concurrent calls, in any process, one changes a row.
@@ -720,7 +658,6 @@ function createSqliteStore(db: Database.Database, file: string): Store {
     throttle,
     codes,
     refreshTokens,
-    logins,
     marks,
     secrets,
     expiry,

@@ -1,7 +1,6 @@
 import type {
   AuthorizationCodeRecord,
   FailureCount,
-  LoginTransaction,
   RefreshFamily,
   RefreshTokenRecord,
 } from '@tessera/grants'
@@ -67,19 +66,6 @@ const FamilyRowSchema = z.object({
   created_at: z.int(),
   expires_at: z.int(),
   revoked_at: z.int().nullable(),
-})
-
-const LoginRowSchema = z.object({
-  tenant: z.string(),
-  id: z.string(),
-  client_id: z.string(),
-  redirect_uri: z.string(),
-  state: z.string().nullable(),
-  code_challenge: z.string().nullable(),
-  scope: z.string(),
-  binding_hash: z.string(),
-  created_at: z.int(),
-  expires_at: z.int(),
 })
 
 function invalid(what: string, error: z.ZodError): StoreError {
@@ -299,26 +285,6 @@ export function parseFamilyRow(row: unknown): RefreshFamily {
   if (r.code_hash !== null) family.codeHash = r.code_hash
   if (r.revoked_at !== null) family.revokedAt = r.revoked_at
   return family
-}
-
-/** A row of `login_transactions`; NULL columns leave their optional fields out. */
-export function parseLoginRow(row: unknown): LoginTransaction {
-  const result = LoginRowSchema.safeParse(row)
-  if (!result.success) throw invalid('a login_transactions row', result.error)
-  const r = result.data
-  const transaction: LoginTransaction = {
-    id: r.id,
-    tenant: r.tenant,
-    clientId: r.client_id,
-    redirectUri: r.redirect_uri,
-    scope: r.scope,
-    bindingHash: r.binding_hash,
-    createdAt: r.created_at,
-    expiresAt: r.expires_at,
-  }
-  if (r.state !== null) transaction.state = r.state
-  if (r.code_challenge !== null) transaction.codeChallenge = r.code_challenge
-  return transaction
 }
 
 const SecretRowSchema = z.object({ value: z.string().min(1) })
