@@ -62,6 +62,7 @@ describe('parseConfig', () => {
             grantTypes: ['authorization_code', 'refresh_token'],
             redirectUris: ['http://localhost:8081/callback'],
             scopes: [],
+            introspection: 'own',
           },
         ],
         source: { file: FILE, line: 1 },
@@ -183,7 +184,7 @@ describe('parseConfig', () => {
     it('refuses unknown keys at every level, naming the known ones', () => {
       // Without a locate function every issue is on line 1, so they come in zod's order.
       expect(problems({ ...tenant({ clinets: [] }, { scope: [] }), extra: 1 })).toEqual([
-        'config.clients.0.scope: unknown field; expected one of client_id, client_name, client_secret, grant_types, redirect_uris, scopes',
+        'config.clients.0.scope: unknown field; expected one of client_id, client_name, client_secret, grant_types, redirect_uris, scopes, introspection',
         'config.clinets: unknown field; expected one of hosts, jwt_algorithm, providers, audience, jwt_secret, clients',
         'extra: unknown field; expected one of name, config',
       ])
@@ -195,6 +196,26 @@ describe('parseConfig', () => {
         'config.hosts: is required',
         'config.providers: is required',
         'config.clients: is required',
+      ])
+    })
+
+    it('takes introspection own or tenant, and tenant only with a client_secret', () => {
+      expect(parseOne(tenant({}, { client_secret: 's', introspection: 'tenant' })).clients).toEqual(
+        [expect.objectContaining({ introspection: 'tenant' })],
+      )
+      expect(parseOne(tenant({}, { introspection: 'own' })).clients).toEqual([
+        expect.objectContaining({ introspection: 'own' }),
+      ])
+      expect(problems(tenant({}, { introspection: 'tenant' }))).toEqual([
+        'config.clients.0.introspection: tenant needs a client_secret: a public client cannot introspect',
+      ])
+      expect(problems(tenant({}, { introspection: 'all' }))).toEqual([
+        'config.clients.0.introspection: must be one of own, tenant',
+      ])
+      // Both problems at once: the secret rule does not hide the redirect_uris rule.
+      expect(problems(tenant({}, { introspection: 'tenant', redirect_uris: [] }))).toEqual([
+        'config.clients.0.redirect_uris: must list at least one URL when grant_types includes authorization_code',
+        'config.clients.0.introspection: tenant needs a client_secret: a public client cannot introspect',
       ])
     })
 

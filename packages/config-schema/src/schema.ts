@@ -18,7 +18,7 @@ import {
   SCOPE_TOKEN,
   TenantNameSchema,
 } from './internal/fields.js'
-import { GRANT_TYPES, JWT_ALGORITHMS } from './model.js'
+import { GRANT_TYPES, INTROSPECTION_SCOPES, JWT_ALGORITHMS } from './model.js'
 import type { GrantType } from './model.js'
 
 /** A strict object whose unknown-key issue names the keys that are allowed. */
@@ -92,11 +92,12 @@ const DEFAULT_GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refres
 /**
  * One OAuth client of a tenant, in wire form (`client_id`, `grant_types`, ...).
  *
- * Defaults: `grant_types` [authorization_code, refresh_token], `redirect_uris` [], `scopes` [].
- * `redirect_uris` must be non-empty when `grant_types` includes authorization_code.
+ * Defaults: `grant_types` [authorization_code, refresh_token], `redirect_uris` [], `scopes` [],
+ * `introspection` own. `redirect_uris` must be non-empty when `grant_types` includes
+ * authorization_code; `introspection: tenant` needs a `client_secret`.
  *
- * @see DESIGN.md §3
  * @see RFC 6749 §2 (clients), §3.1.2 (redirection endpoint), §3.3 (scope)
+ * @see RFC 7662 §2.1 (who may introspect)
  */
 export const ClientSchema = strictObject({
   client_id: ClientIdSchema.describe('UUID of the client (any version)'),
@@ -132,27 +133,58 @@ export const ClientSchema = strictObject({
   )
     .default(() => [])
     .describe('The scopes the client may obtain'),
-}).superRefine(
-  (client, ctx) => {
-    if (client.grant_types.includes('authorization_code') && client.redirect_uris.length === 0) {
-      ctx.addIssue({
-        code: 'custom',
-        message: 'must list at least one URL when grant_types includes authorization_code',
-        path: ['redirect_uris'],
-      })
-    }
-  },
-  {
-    // Also when other fields of the client are wrong, so long as it is an object and both lists
-    // are valid: every problem is reported in one go.
-    when: (payload) =>
-      payload.issues.every((issue) =>
-        issue.path === undefined || issue.path.length === 0
-          ? issue.code === 'unrecognized_keys'
-          : issue.path[0] !== 'grant_types' && issue.path[0] !== 'redirect_uris',
-      ),
-  },
-)
+  introspection: z
+    .enum(INTROSPECTION_SCOPES, {
+      error: `must be one of ${INTROSPECTION_SCOPES.join(', ')}`,
+    })
+    .default('own')
+    .describe(
+      'Tokens the client may introspect: own (issued to it) or tenant (all, for a resource server)',
+    ),
+})
+  .superRefine(
+    (client, ctx) => {
+      if (client.grant_types.includes('authorization_code') && client.redirect_uris.length === 0) {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'must list at least one URL when grant_types includes authorization_code',
+          path: ['redirect_uris'],
+        })
+      }
+    },
+    {
+      // Also when other fields of the client are wrong, so long as it is an object and both lists
+      // are valid: every problem is reported in one go.
+      when: (payload) =>
+        payload.issues.every((issue) =>
+          issue.path === undefined || issue.path.length === 0
+            ? issue.code === 'unrecognized_keys'
+            : issue.path[0] !== 'grant_types' && issue.path[0] !== 'redirect_uris',
+        ),
+    },
+  )
+  .superRefine(
+    (client, ctx) => {
+      // RFC 7662 §2.1: the introspection endpoint needs client authentication, which a public
+      // client cannot give; a resource server that introspects must hold a secret.
+      if (client.introspection === 'tenant' && client.client_secret === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'tenant needs a client_secret: a public client cannot introspect',
+          path: ['introspection'],
+        })
+      }
+    },
+    {
+      when: (payload) =>
+        payload.issues.every(
+          (issue) =>
+            issue.path === undefined ||
+            issue.path.length === 0 ||
+            (issue.path[0] !== 'introspection' && issue.path[0] !== 'client_secret'),
+        ),
+    },
+  )
 
 /** The tenant settings: `config` in the file form, `spec` in the resource form. */
 const TenantConfigSchema = strictObject({

@@ -52,7 +52,7 @@ export interface GrantDeps {
   /** How long a login form stays usable, in seconds. */
   loginTtlSeconds: number
   clock: Clock
-  /** Random identifier for `jti` and family ids. */
+  /** Random identifier for `jti` and family ids; never contains a dot (UUIDs do not). */
   randomId: () => string
 }
 

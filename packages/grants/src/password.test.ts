@@ -15,6 +15,7 @@ const client: Client = {
   grantTypes: ['password'],
   redirectUris: [],
   scopes: ['a', 'b'],
+  introspection: 'own',
 }
 const signed: Record<string, unknown>[] = []
 const signer: TokenSigner = {

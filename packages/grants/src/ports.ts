@@ -116,10 +116,15 @@ export interface RefreshTokenRecord {
   spentAt?: number
 }
 
-/** The refresh family (and its first token) created when a code is redeemed. */
+/**
+ * The family created when a code is redeemed, with its first refresh token. A client without
+ * the refresh_token grant gets a family without a token: it holds no refresh token, but its
+ * access tokens name it, so a replay of the code still revokes them (RFC 6749 §4.1.2).
+ */
 export interface FamilyIssue {
   family: RefreshFamily
-  tokenHash: string
+  /** Hex SHA-256 of the first refresh token; absent when none is handed out. */
+  tokenHash?: string
 }
 
 /** Storage of authorization codes. */
@@ -182,6 +187,8 @@ export interface RefreshTokenStore {
     newHash: string,
     now: number,
   ): Promise<RotateResult>
+  /** One family by id, whatever its state; undefined once purged or when never created. */
+  findFamily(tenant: string, familyId: string): Promise<RefreshFamily | undefined>
   revokeFamily(tenant: string, familyId: string, now: number): Promise<void>
   /** Revokes every family issued from one code (a replayed code, RFC 6749 §4.1.2). */
   revokeFamiliesByCode(tenant: string, codeHash: string, now: number): Promise<void>

@@ -280,17 +280,21 @@ export function createMemoryStore(): Store {
           if (familyRows.has(tenant, issue.family.familyId)) {
             throw conflictError('the refresh family')
           }
-          if (tokenRows.has(tenant, issue.tokenHash)) throw conflictError('the refresh token')
+          if (issue.tokenHash !== undefined && tokenRows.has(tenant, issue.tokenHash)) {
+            throw conflictError('the refresh token')
+          }
           family = copyFamily(issue.family)
         }
         code.consumedAt = now
         if (issue !== undefined && family !== undefined) {
           familyRows.set(tenant, family.familyId, family)
-          tokenRows.set(tenant, issue.tokenHash, {
-            tokenHash: issue.tokenHash,
-            familyId: family.familyId,
-            createdAt: now,
-          })
+          if (issue.tokenHash !== undefined) {
+            tokenRows.set(tenant, issue.tokenHash, {
+              tokenHash: issue.tokenHash,
+              familyId: family.familyId,
+              createdAt: now,
+            })
+          }
         }
         return true
       })
@@ -351,6 +355,13 @@ export function createMemoryStore(): Store {
         checkTime('rotateRefreshTokenForClient', 'now', now)
         checkText('rotateRefreshTokenForClient', 'newHash', newHash)
         return rotate(tenant, oldHash, newHash, now, clientId)
+      })
+    },
+    findFamily(tenant, familyId) {
+      return settle(() => {
+        open()
+        const family = familyRows.get(tenant, familyId)
+        return family === undefined ? undefined : copyFamily(family)
       })
     },
     revokeFamily(tenant, familyId, now) {

@@ -33,6 +33,7 @@ import {
 import { migratePostgres } from './internal/pg-migrations.js'
 import {
   parseCodeRow,
+  parseFamilyRow,
   parseKeyRow,
   parsePrunedKidRow,
   parseSecretRow,
@@ -207,10 +208,11 @@ const CONSUME_CODE = `UPDATE authorization_codes SET consumed_at = $3
   WHERE tenant = $1 AND code_hash = $2 AND consumed_at IS NULL AND expires_at > $3`
 
 /**
- * CONSUME_CODE, then the family ($4 … $12) and its first token ($13), in one statement. The
- * INSERTs read the row the step before returned, so they run only for the redemption that won;
- * the token's foreign key is checked at the end of the statement, when its family exists.
- * Parameters are cast: in an INSERT … SELECT, an untyped one would be taken for text.
+ * CONSUME_CODE, then the family ($4 … $12) and its first token ($13, none when NULL), in one
+ * statement. The INSERTs read the row the step before returned, so they run only for the
+ * redemption that won; the token's foreign key is checked at the end of the statement, when its
+ * family exists. Parameters are cast: in an INSERT … SELECT, an untyped one would be taken for
+ * text.
  */
 const REDEEM_CODE = `
   WITH consumed AS (
@@ -227,7 +229,7 @@ const REDEEM_CODE = `
   ),
   token AS (
     INSERT INTO refresh_tokens (tenant, token_hash, family_id, created_at, spent_at)
-    SELECT tenant, $13::text, family_id, $3::bigint, NULL FROM family
+    SELECT tenant, $13::text, family_id, $3::bigint, NULL FROM family WHERE $13::text IS NOT NULL
     RETURNING token_hash
   )
   SELECT (SELECT count(*) FROM consumed)::int AS redeemed`
@@ -515,7 +517,7 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
           family.createdAt,
           family.expiresAt,
           family.revokedAt ?? null,
-          issue.tokenHash,
+          issue.tokenHash ?? null,
         ])
         return rows[0]?.redeemed === 1
       })
@@ -585,6 +587,17 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
     // With a client, a token of another client is as unknown as a made-up one: nothing changes.
     rotateRefreshTokenForClient(tenant, clientId, oldHash, newHash, now) {
       return rotate('rotateRefreshTokenForClient', tenant, oldHash, newHash, now, clientId)
+    },
+    findFamily(tenant, familyId) {
+      return run('findFamily', async (sql) => {
+        const { rows } = await sql(
+          `SELECT tenant, family_id, client_id, sub, scope, claims, code_hash, created_at,
+             expires_at, revoked_at
+           FROM refresh_families WHERE tenant = $1 AND family_id = $2`,
+          [tenant, familyId],
+        )
+        return rows.length === 0 ? undefined : parseFamilyRow(rows[0])
+      })
     },
     revokeFamily(tenant, familyId, now) {
       return run('revokeFamily', async (sql) => {

@@ -31,6 +31,7 @@ import { CODE_RETENTION_MS, rotationStep } from './internal/lifecycle.js'
 import { settle } from './internal/settle.js'
 import {
   parseCodeRow,
+  parseFamilyRow,
   parseKeyRow,
   parsePrunedKidRow,
   parseSecretRow,
@@ -254,6 +255,11 @@ function createSqliteStore(db: Database.Database, file: string): Store {
     `UPDATE refresh_tokens SET spent_at = ?
      WHERE tenant = ? AND token_hash = ? AND spent_at IS NULL`,
   )
+  const selectFamily = db.prepare<[string, string]>(
+    `SELECT tenant, family_id, client_id, sub, scope, claims, code_hash, created_at, expires_at,
+       revoked_at
+     FROM refresh_families WHERE tenant = ? AND family_id = ?`,
+  )
   // A family keeps the time of its first revocation.
   const revokeFamily = db.prepare<[number, string, string]>(
     `UPDATE refresh_families SET revoked_at = ?
@@ -299,7 +305,7 @@ function createSqliteStore(db: Database.Database, file: string): Store {
             revokedAt: family.revokedAt ?? null,
           }),
         )
-        addToken(tenant, issue.tokenHash, family.familyId, now)
+        if (issue.tokenHash !== undefined) addToken(tenant, issue.tokenHash, family.familyId, now)
       }
       return true
     },
@@ -566,6 +572,13 @@ function createSqliteStore(db: Database.Database, file: string): Store {
     },
     rotateRefreshTokenForClient(tenant, clientId, oldHash, newHash, now) {
       return queueRotation('rotateRefreshTokenForClient', [tenant, oldHash, newHash, now, clientId])
+    },
+    findFamily(tenant, familyId) {
+      return settle(() => {
+        use()
+        const row = selectFamily.get(tenant, familyId)
+        return row === undefined ? undefined : parseFamilyRow(row)
+      })
     },
     revokeFamily(tenant, familyId, now) {
       return settle(() => {

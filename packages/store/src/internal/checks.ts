@@ -93,7 +93,7 @@ export function checkRedeemArgs(tenant: string, now: number, issue: FamilyIssue 
   checkTime(method, 'now', now)
   if (issue === undefined) return
   checkFamily(method, issue.family)
-  checkText(method, 'tokenHash', issue.tokenHash)
+  checkOptionalText(method, 'tokenHash', issue.tokenHash)
   if (issue.family.tenant !== tenant) {
     throw new TypeError(`${method}: issue.family.tenant must be the tenant of the code`)
   }

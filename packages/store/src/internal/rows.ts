@@ -47,6 +47,19 @@ const CodeRowSchema = z.object({
   consumed_at: z.int().nullable(),
 })
 
+const FamilyRowSchema = z.object({
+  tenant: z.string(),
+  family_id: z.string(),
+  client_id: z.string(),
+  sub: z.string(),
+  scope: z.string(),
+  claims: ClaimsSchema,
+  code_hash: z.string().nullable(),
+  created_at: z.int(),
+  expires_at: z.int(),
+  revoked_at: z.int().nullable(),
+})
+
 function invalid(what: string, error: z.ZodError): StoreError {
   // Paths and messages only: a row of the keys table holds private key material.
   const issues = error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`)
@@ -244,6 +257,26 @@ export function parseTokenFamilyRow(row: unknown): {
   if (r.code_hash !== null) family.codeHash = r.code_hash
   if (r.revoked_at !== null) family.revokedAt = r.revoked_at
   return { token, family }
+}
+
+/** A row of `refresh_families`; NULL columns leave their optional fields out. */
+export function parseFamilyRow(row: unknown): RefreshFamily {
+  const result = FamilyRowSchema.safeParse(row)
+  if (!result.success) throw invalid('a refresh_families row', result.error)
+  const r = result.data
+  const family: RefreshFamily = {
+    familyId: r.family_id,
+    tenant: r.tenant,
+    clientId: r.client_id,
+    sub: r.sub,
+    scope: r.scope,
+    claims: r.claims,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+  }
+  if (r.code_hash !== null) family.codeHash = r.code_hash
+  if (r.revoked_at !== null) family.revokedAt = r.revoked_at
+  return family
 }
 
 const SecretRowSchema = z.object({ value: z.string().min(1) })

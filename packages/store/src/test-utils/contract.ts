@@ -447,6 +447,26 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         })
       })
 
+      it('creates a family without a token when the redemption gives none (#11)', async () => {
+        const code = codeRecord()
+        await store.codes.saveCode(code)
+        const family = refreshFamily({ familyId: 'no-token', codeHash: code.codeHash })
+        expect(await store.codes.redeemCode('acme', code.codeHash, t0, { family })).toBe(true)
+        expect(await store.refreshTokens.findFamily('acme', 'no-token')).toStrictEqual(family)
+        // A replay of the code revokes it like any other family of the code.
+        await store.refreshTokens.revokeFamiliesByCode('acme', code.codeHash, t0 + minute)
+        expect(await store.refreshTokens.findFamily('acme', 'no-token')).toStrictEqual({
+          ...family,
+          revokedAt: t0 + minute,
+        })
+        // A second redemption loses and creates nothing, with or without a token.
+        const late = refreshFamily({ familyId: 'late', codeHash: code.codeHash })
+        expect(await store.codes.redeemCode('acme', code.codeHash, t0, { family: late })).toBe(
+          false,
+        )
+        expect(await store.refreshTokens.findFamily('acme', 'late')).toBeUndefined()
+      })
+
       it('lets exactly one of 20 concurrent redemptions win, and creates one family', async () => {
         const code = codeRecord()
         await store.codes.saveCode(code)
@@ -662,6 +682,23 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         expect(await store.refreshTokens.findRefreshToken('acme', second)).toMatchObject({
           family: { familyId: 'family-2' },
         })
+      })
+
+      it('finds a family by id in any state, and nothing for an unknown id or tenant (#11)', async () => {
+        expect(await store.refreshTokens.findFamily('acme', family.familyId)).toStrictEqual(family)
+        expect(await store.refreshTokens.findFamily('acme', 'no-such-family')).toBeUndefined()
+        expect(await store.refreshTokens.findFamily('globex', family.familyId)).toBeUndefined()
+        await store.refreshTokens.rotateRefreshToken('acme', first, second, t0 + minute)
+        await store.refreshTokens.rotateRefreshToken('acme', first, sha256('rt-3'), t0 + hour)
+        expect(await store.refreshTokens.findFamily('acme', family.familyId)).toStrictEqual({
+          ...family,
+          revokedAt: t0 + hour,
+        })
+        const found = await store.refreshTokens.findFamily('acme', family.familyId)
+        if (found) found.claims.email = 'mallory@example.com'
+        expect(
+          (await store.refreshTokens.findFamily('acme', family.familyId))?.claims,
+        ).toStrictEqual(family.claims)
       })
 
       it('revokes one family, keeping the time of its first revocation', async () => {
