@@ -170,6 +170,8 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
         codes: store.codes,
         refreshTokens: store.refreshTokens,
         logins: store.logins,
+        marks: store.marks,
+        secrets: store.secrets,
         codeTtlSeconds: settings.authorizationCodeTtlSeconds,
         refreshTokenTtlSeconds: Math.round(settings.refreshTokenExpirationHours * 3600),
         loginTtlSeconds: LOGIN_TTL_SECONDS,

@@ -4,7 +4,9 @@ import type {
   AuthorizationCodeStore,
   Clock,
   LoginTransactionStore,
+  MarkStore,
   RefreshTokenStore,
+  SecretStore,
   ThrottleStore,
   UserAuthenticator,
 } from './ports.js'
@@ -41,6 +43,10 @@ export interface GrantDeps {
   codes: AuthorizationCodeStore
   refreshTokens: RefreshTokenStore
   logins: LoginTransactionStore
+  /** Expiring single-use and revocation marks. */
+  marks: MarkStore
+  /** Server-wide secrets, the same for every replica. */
+  secrets: SecretStore
   /** AUTHORIZATION_CODE_TTL_SECONDS */
   codeTtlSeconds: number
   /** REFRESH_TOKEN_EXPIRATION_IN_HOURS, in seconds: the absolute life of a family. */

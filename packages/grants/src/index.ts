@@ -49,5 +49,7 @@ export type {
   FamilyIssue,
   LoginTransaction,
   LoginTransactionStore,
+  MarkStore,
+  SecretStore,
   ExpiryStore,
 } from './ports.js'

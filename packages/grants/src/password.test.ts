@@ -64,7 +64,8 @@ const tenant: TenantContext = {
   accessTokenTtlSeconds: 7200,
 }
 
-// The password grant touches no code, refresh or login state; these fail loudly if it ever does.
+// The password grant touches no code, refresh, login, mark or secret state; these fail loudly if
+// it ever does.
 const untouched = new Proxy(
   {},
   {
@@ -81,6 +82,8 @@ function deps(now = { t: 1_700_000_000_000 }): GrantDeps {
     codes: untouched,
     refreshTokens: untouched,
     logins: untouched,
+    marks: untouched,
+    secrets: untouched,
     codeTtlSeconds: 60,
     refreshTokenTtlSeconds: 3600,
     loginTtlSeconds: 600,

@@ -193,8 +193,35 @@ export interface LoginTransactionStore {
   ): Promise<LoginTransaction | undefined>
 }
 
+/**
+ * Marks that expire, shared by every replica: single-use identifiers (a posted login form, a
+ * client assertion's jti) and revocations (an access token's jti until its exp).
+ */
+export interface MarkStore {
+  /**
+   * Sets the mark (tenant, kind, id) until `expiresAt` (epoch ms). Answers true for the call
+   * that set it, false when it was already set and not expired at `now`. Of concurrent calls for
+   * one mark, from any replica, exactly one answers true. An expired mark counts as unset.
+   */
+  mark(tenant: string, kind: string, id: string, expiresAt: number, now: number): Promise<boolean>
+  /** Whether (tenant, kind, id) is set and not expired at `now`. */
+  isMarked(tenant: string, kind: string, id: string, now: number): Promise<boolean>
+}
+
+/** Server-wide secrets: one value per name, the same for every replica, kept in the store. */
+export interface SecretStore {
+  /**
+   * The stored value of `name`; when there is none, stores `candidate` (insert-if-absent) and
+   * answers whichever value is stored afterwards, so concurrent callers all get one value.
+   */
+  getOrCreateSecret(name: string, candidate: string): Promise<string>
+}
+
 /** Removal of rows that can no longer matter. */
 export interface ExpiryStore {
-  /** Deletes expired codes, login transactions, families (and their tokens) and throttle windows. */
+  /**
+   * Deletes expired codes, login transactions, families (and their tokens), throttle windows and
+   * marks.
+   */
   purgeExpired(now: number): Promise<number>
 }

@@ -5,10 +5,12 @@ import type {
   FailureCount,
   LoginTransaction,
   LoginTransactionStore,
+  MarkStore,
   RefreshFamily,
   RefreshTokenRecord,
   RefreshTokenStore,
   RotateResult,
+  SecretStore,
   ThrottleStore,
 } from '@tessera/grants'
 import type { KeyStore, StoredKey } from '@tessera/keys'
@@ -17,7 +19,9 @@ import type { Store } from './store.js'
 import {
   checkCode,
   checkLoginTransaction,
+  checkMarkArgs,
   checkRedeemArgs,
+  checkSecretArgs,
   checkText,
   checkThrottleArgs,
   checkTime,
@@ -163,6 +167,9 @@ export function createMemoryStore(): Store {
   const familyRows = new Table<RefreshFamily>()
   const tokenRows = new Table<RefreshTokenRecord>()
   const loginRows = new Table<LoginTransaction>()
+  /** Expiry (epoch ms) of each mark, by tenant and then by the (kind, id) pair as JSON. */
+  const markRows = new Table<number>()
+  const secretValues = new Map<string, string>()
   let closed = false
 
   function open(): void {
@@ -416,6 +423,45 @@ export function createMemoryStore(): Store {
     },
   }
 
+  // JSON of the pair: no separator can be confused with a character of a kind or an id.
+  const markKey = (kind: string, id: string): string => JSON.stringify([kind, id])
+
+  const marks: MarkStore = {
+    mark(tenant, kind, id, expiresAt, now) {
+      return settle(() => {
+        open()
+        checkMarkArgs('mark', tenant, kind, id, now)
+        checkTime('mark', 'expiresAt', expiresAt)
+        const key = markKey(kind, id)
+        const current = markRows.get(tenant, key)
+        if (current !== undefined && current > now) return false
+        markRows.set(tenant, key, expiresAt)
+        return true
+      })
+    },
+    isMarked(tenant, kind, id, now) {
+      return settle(() => {
+        open()
+        checkMarkArgs('isMarked', tenant, kind, id, now)
+        const expiresAt = markRows.get(tenant, markKey(kind, id))
+        return expiresAt !== undefined && expiresAt > now
+      })
+    },
+  }
+
+  const secrets: SecretStore = {
+    getOrCreateSecret(name, candidate) {
+      return settle(() => {
+        open()
+        checkSecretArgs(name, candidate)
+        const stored = secretValues.get(name)
+        if (stored !== undefined) return stored
+        secretValues.set(name, candidate)
+        return candidate
+      })
+    },
+  }
+
   const expiry: ExpiryStore = {
     purgeExpired(now) {
       return settle(() => {
@@ -428,7 +474,8 @@ export function createMemoryStore(): Store {
             const family = familyRows.get(tenant, token.familyId)
             return family === undefined || family.expiresAt <= now
           }) +
-          familyRows.deleteWhere((family) => family.expiresAt <= now)
+          familyRows.deleteWhere((family) => family.expiresAt <= now) +
+          markRows.deleteWhere((expiresAt) => expiresAt <= now)
         for (const [key, window] of windows) {
           if (window.resetAt <= now) {
             windows.delete(key)
@@ -446,6 +493,8 @@ export function createMemoryStore(): Store {
     codes,
     refreshTokens,
     logins,
+    marks,
+    secrets,
     expiry,
     ping() {
       return settle(() => {
@@ -462,6 +511,8 @@ export function createMemoryStore(): Store {
         familyRows.clear()
         tokenRows.clear()
         loginRows.clear()
+        markRows.clear()
+        secretValues.clear()
       })
     },
   }

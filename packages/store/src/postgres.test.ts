@@ -40,6 +40,8 @@ const TABLES = [
   'refresh_tokens',
   'refresh_families',
   'login_transactions',
+  'marks',
+  'secrets',
 ]
 
 // One database for the file, migrated once and emptied before each test: creating a database
@@ -778,7 +780,7 @@ const BUILT = fileURLToPath(new URL('../dist/index.js', import.meta.url))
 /**
  * One replica, as a separate Node process on the built package: it opens the store, says
  * "ready", waits for "go" so that every replica starts at once, races the others through COUNT
- * redemptions, rotations (for a client or not) or key inserts, and prints its results as one
+ * redemptions, rotations (for a client or not), key inserts, marks or secrets, and prints its results as one
  * JSON line. Inline rather than a file so that it needs nothing beside this test.
  */
 const REPLICA = `
@@ -810,6 +812,10 @@ for (let i = 0; i < count; i++) {
     const result = await store.refreshTokens.rotateRefreshTokenForClient(
       'acme', worker === '0' ? 'other-client' : 'web', 'rt-' + i, 'rt-' + i + '-' + worker, now)
     results.push(result.status)
+  } else if (mode === 'mark') {
+    results.push(await store.marks.mark('acme', 'jti', 'id-' + i, now + 60000, now))
+  } else if (mode === 'secret') {
+    results.push(await store.secrets.getOrCreateSecret('secret-' + i, 'value-' + i + '-' + worker))
   } else {
     results.push(await store.keys.insertKeyIfAbsent({
       tenant: 'acme', kid: 'kid-' + i, alg: 'RS256', publicJwk: JSON.stringify({ worker }),
@@ -824,7 +830,7 @@ process.stdin.destroy()
 
 /** Starts `replicas` processes on the file's database, releases them together, and collects. */
 function race<T>(
-  mode: 'redeem' | 'rotate' | 'rotate-for-client' | 'key',
+  mode: 'redeem' | 'rotate' | 'rotate-for-client' | 'key' | 'mark' | 'secret',
   count: number,
   replicas: number,
 ): Promise<T[][]> {
@@ -907,6 +913,59 @@ describe('openPostgresStore: separate processes on one database', () => {
       expect(results.filter((r) => r[i] === true)).toHaveLength(1)
     }
     expect(await count('keys')).toBe(rounds)
+  })
+})
+
+describe('openPostgresStore: marks and secrets in separate processes on one database', () => {
+  const rounds = 40
+  const replicas = 4
+
+  beforeAll(() => {
+    if (!existsSync(BUILT)) throw new Error('build @tessera/store first (tsc -b)')
+  })
+
+  beforeEach(emptyTables)
+
+  it('answers true to exactly one process for each mark', async () => {
+    const results = await race<boolean>('mark', rounds, replicas)
+    for (let i = 0; i < rounds; i++) {
+      expect(results.filter((r) => r[i] === true)).toHaveLength(1)
+    }
+    expect(await count('marks')).toBe(rounds)
+  })
+
+  it('answers every process the one stored value of each secret', async () => {
+    const results = await race<string>('secret', rounds, replicas)
+    const { rows } = await raw.query<{ name: string; value: string }>(
+      'SELECT name, value FROM secrets',
+    )
+    expect(rows).toHaveLength(rounds)
+    for (let i = 0; i < rounds; i++) {
+      const stored = rows.find((row) => row.name === `secret-${i}`)?.value
+      expect(stored).toMatch(new RegExp(`^value-${i}-\\d$`))
+      expect(results.map((r) => r[i])).toEqual(Array.from({ length: replicas }, () => stored))
+    }
+  })
+})
+
+describe('openPostgresStore: marks', () => {
+  beforeEach(emptyTables)
+
+  it('stores a mark id as its UTF-8 bytes, NUL included', async () => {
+    const store = await open()
+    expect(await store.marks.mark('acme', 'jti', 'a\u0000\u00e9', t0 + 1, t0)).toBe(true)
+    const { rows } = await raw.query<{ id: string }>("SELECT encode(id, 'hex') AS id FROM marks")
+    expect(rows).toEqual([{ id: Buffer.from('a\u0000\u00e9').toString('hex') }])
+  })
+
+  it('lets exactly one of 20 marks of one id, spread over four pools, set it', async () => {
+    const stores = await Promise.all([open(), open(), open(), open()])
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        (stores[i % 4] as Store).marks.mark('acme', 'jti', 'race', t0 + 60_000, t0),
+      ),
+    )
+    expect(answers.filter(Boolean)).toHaveLength(1)
   })
 })
 

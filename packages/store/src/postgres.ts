@@ -3,8 +3,10 @@ import type {
   ExpiryStore,
   FailureCount,
   LoginTransactionStore,
+  MarkStore,
   RefreshTokenStore,
   RotateResult,
+  SecretStore,
   ThrottleStore,
 } from '@tessera/grants'
 import type { KeyStore, StoredKey } from '@tessera/keys'
@@ -15,7 +17,9 @@ import type { Store } from './store.js'
 import {
   checkCode,
   checkLoginTransaction,
+  checkMarkArgs,
   checkRedeemArgs,
+  checkSecretArgs,
   checkText,
   checkThrottleArgs,
   checkTime,
@@ -34,6 +38,7 @@ import {
   parseKeyRow,
   parseLoginRow,
   parsePrunedKidRow,
+  parseSecretRow,
   parseThrottleRow,
   parseTokenFamilyRow,
 } from './internal/rows.js'
@@ -643,6 +648,55 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
     },
   }
 
+  const marks: MarkStore = {
+    mark(tenant, kind, id, expiresAt, now) {
+      // One statement decides: a new mark is inserted, an expired one set again, a live one left
+      // alone. Concurrent calls for one mark, on any replica, queue on its row (or on the
+      // uncommitted insert of it); each one after the first re-checks the DO UPDATE's WHERE on
+      // the committed row, finds it live, and changes nothing.
+      return run('mark', async (sql) => {
+        checkMarkArgs('mark', tenant, kind, id, now)
+        checkTime('mark', 'expiresAt', expiresAt)
+        const { rowCount } = await sql(
+          `INSERT INTO marks (tenant, kind, id, expires_at) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (tenant, kind, id) DO UPDATE SET expires_at = EXCLUDED.expires_at
+             WHERE marks.expires_at <= $5`,
+          [tenant, kind, utf8(id), expiresAt, now],
+        )
+        return rowCount === 1
+      })
+    },
+    isMarked(tenant, kind, id, now) {
+      return run('isMarked', async (sql) => {
+        checkMarkArgs('isMarked', tenant, kind, id, now)
+        const { rowCount } = await sql(
+          `SELECT 1 FROM marks
+           WHERE tenant = $1 AND kind = $2 AND id = $3 AND expires_at > $4`,
+          [tenant, kind, utf8(id), now],
+        )
+        return rowCount === 1
+      })
+    },
+  }
+
+  const secrets: SecretStore = {
+    getOrCreateSecret(name, candidate) {
+      return run('getOrCreateSecret', async (sql) => {
+        checkSecretArgs(name, candidate)
+        const inserted = await sql(
+          `INSERT INTO secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING
+           RETURNING value`,
+          [name, candidate],
+        )
+        if (inserted.rows.length === 1) return parseSecretRow(inserted.rows[0])
+        // A separate statement: its snapshot, unlike the INSERT's, includes the row of the
+        // replica that won (the INSERT waited for it to commit, then did nothing).
+        const { rows } = await sql('SELECT value FROM secrets WHERE name = $1', [name])
+        return parseSecretRow(rows[0])
+      })
+    },
+  }
+
   const expiry: ExpiryStore = {
     purgeExpired(now) {
       return run('purgeExpired', () => {
@@ -658,6 +712,7 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
           ],
           ['DELETE FROM refresh_families WHERE expires_at <= $1', now],
           ['DELETE FROM throttle WHERE reset_at <= $1', now],
+          ['DELETE FROM marks WHERE expires_at <= $1', now],
         ]
         return transaction('purgeExpired', async (tx) => {
           // Replicas purge on their own timers; one at a time, so that two purges never lock
@@ -677,6 +732,8 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
     codes,
     refreshTokens,
     logins,
+    marks,
+    secrets,
     expiry,
     ping() {
       return run('ping', async (sql) => {

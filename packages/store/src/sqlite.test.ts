@@ -1,8 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { spawn } from 'node:child_process'
+import { existsSync, readFileSync, statSync } from 'node:fs'
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import Database from 'better-sqlite3'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { MIGRATIONS } from './internal/migrations.js'
@@ -240,7 +241,7 @@ function checkBuild(): void {
 /** Starts `replicas` processes on one file, releases them together, and returns their results. */
 function race<T>(
   file: string,
-  mode: 'redeem' | 'rotate',
+  mode: 'redeem' | 'rotate' | 'mark' | 'secret',
   count: number,
   replicas: number,
 ): Promise<T[][]> {
@@ -298,6 +299,153 @@ describe('openSqliteStore: separate processes on one file', () => {
     // Each family: its first token, spent, and the one its winner added.
     expect(db.prepare('SELECT count(*) AS n FROM refresh_tokens').get()).toEqual({ n: 2 * count })
     db.close()
+  })
+})
+
+describe('openSqliteStore: marks and secrets in separate processes on one file', () => {
+  const count = 40
+  const replicas = 4
+
+  beforeAll(checkBuild)
+
+  it('answers true to exactly one process for each mark', async () => {
+    const file = freshFile()
+    await open(file)
+    const results = await race<boolean>(file, 'mark', count, replicas)
+    for (let i = 0; i < count; i++) {
+      expect(results.filter((r) => r[i] === true)).toHaveLength(1)
+    }
+    const db = raw(file)
+    expect(db.prepare('SELECT count(*) AS n FROM marks').get()).toEqual({ n: count })
+    db.close()
+  })
+
+  it('answers every process the one stored value of each secret', async () => {
+    const file = freshFile()
+    await open(file)
+    const results = await race<string>(file, 'secret', count, replicas)
+    const db = raw(file)
+    for (let i = 0; i < count; i++) {
+      const stored = db.prepare('SELECT value FROM secrets WHERE name = ?').get(`secret-${i}`)
+      expect(stored).toEqual({ value: expect.stringMatching(`^value-${i}-\\d$`) as unknown })
+      expect(results.map((r) => r[i])).toEqual(
+        Array.from({ length: replicas }, () => (stored as { value: string }).value),
+      )
+    }
+    db.close()
+  })
+
+  it('keeps marks and secrets across close and reopen', async () => {
+    const file = freshFile()
+    const first = await openSqliteStore(file)
+    await first.marks.mark('acme', 'jti', 'j-1', t0 + 60_000, t0)
+    await first.secrets.getOrCreateSecret('login-form-key', 'first')
+    await first.close()
+    const second = await open(file)
+    expect(await second.marks.isMarked('acme', 'jti', 'j-1', t0)).toBe(true)
+    expect(await second.marks.mark('acme', 'jti', 'j-1', t0 + 60_000, t0)).toBe(false)
+    expect(await second.secrets.getOrCreateSecret('login-form-key', 'second')).toBe('first')
+  })
+})
+
+/**
+ * Opens a store at FILE through the built package in a process whose umask is 000, writes a
+ * secret and a mark, and keeps it open (so that the -wal and -shm files exist) until told to
+ * close. It also writes CONTROL with Node's default mode (0666 less the umask), which shows the
+ * umask the process really had.
+ */
+const UMASK_CHILD = `
+import { once } from 'node:events'
+import { writeFileSync } from 'node:fs'
+const [built, file, control] = process.argv.slice(1)
+const { openSqliteStore } = await import(built)
+const store = await openSqliteStore(file)
+await store.secrets.getOrCreateSecret('login-form-key', 'a-secret-value')
+await store.marks.mark('acme', 'jti', 'j-1', Date.now() + 60000, Date.now())
+writeFileSync(control, '')
+process.stdout.write('ready\\n')
+await once(process.stdin, 'data')
+await store.close()
+process.stdin.destroy()
+`
+
+/** The permission bits of `path`, as an octal string such as `600`. */
+function modeOf(path: string): string {
+  return (statSync(path).mode & 0o777).toString(8)
+}
+
+/** Runs UMASK_CHILD on `file`, calls `inspect` while its store is open, then lets it close. */
+async function withStoreOpenUnderUmask000(
+  file: string,
+  control: string,
+  inspect: () => void,
+): Promise<void> {
+  // sh sets the umask, then becomes node: the umask is the process's from its first instruction.
+  const child = spawn(
+    '/bin/sh',
+    [
+      '-c',
+      'umask 000 && exec "$@"',
+      'sh',
+      process.execPath,
+      '--input-type=module',
+      '--eval',
+      UMASK_CHILD,
+      pathToFileURL(BUILT).href,
+      file,
+      control,
+    ],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  )
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+  let out = ''
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8')
+      if (out.includes('ready\n')) resolve()
+    })
+    void exited.then((status) => reject(new Error(`the child exited with ${String(status)}`)))
+  })
+  try {
+    inspect()
+  } finally {
+    child.stdin.write('go\n')
+    expect(await exited).toBe(0)
+  }
+}
+
+describe('openSqliteStore: file modes (#11)', () => {
+  beforeAll(checkBuild)
+
+  it('creates its directories 0700 and the database, -wal and -shm 0600 under umask 000', async () => {
+    const top = join(dir, 'private')
+    const file = join(top, 'data', 'tessera.db')
+    const control = join(dir, 'umask-control')
+    await withStoreOpenUnderUmask000(file, control, () => {
+      expect(modeOf(control)).toBe('666')
+      expect(modeOf(top)).toBe('700')
+      expect(modeOf(join(top, 'data'))).toBe('700')
+      expect(modeOf(file)).toBe('600')
+      expect(modeOf(`${file}-wal`)).toBe('600')
+      expect(modeOf(`${file}-shm`)).toBe('600')
+    })
+    // The store wrote through them: the modes are not those of empty files SQLite never used.
+    const db = raw(file)
+    expect(db.prepare('SELECT count(*) AS n FROM secrets').get()).toEqual({ n: 1 })
+    db.close()
+  })
+
+  it('leaves the mode of a directory and a database file that exist already', async () => {
+    const existing = join(dir, 'shared')
+    await mkdir(existing, { mode: 0o755 })
+    await chmod(existing, 0o755)
+    const file = join(existing, 'tessera.db')
+    await writeFile(file, '')
+    await chmod(file, 0o640)
+    await withStoreOpenUnderUmask000(file, join(dir, 'umask-control-2'), () => {
+      expect(modeOf(existing)).toBe('755')
+      expect(modeOf(file)).toBe('640')
+    })
   })
 })
 

@@ -1,4 +1,5 @@
-import { mkdir } from 'node:fs/promises'
+import { chmod, mkdir, open } from 'node:fs/promises'
+import type { FileHandle } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 import type {
   AuthorizationCodeStore,
@@ -6,8 +7,10 @@ import type {
   FailureCount,
   FamilyIssue,
   LoginTransactionStore,
+  MarkStore,
   RefreshTokenStore,
   RotateResult,
+  SecretStore,
   ThrottleStore,
 } from '@tessera/grants'
 import type { KeyState, KeyStore, StoredKey } from '@tessera/keys'
@@ -17,7 +20,9 @@ import type { Store } from './store.js'
 import {
   checkCode,
   checkLoginTransaction,
+  checkMarkArgs,
   checkRedeemArgs,
+  checkSecretArgs,
   checkText,
   checkThrottleArgs,
   checkTime,
@@ -30,6 +35,7 @@ import {
   parseKeyRow,
   parsePrunedKidRow,
   parseLoginRow,
+  parseSecretRow,
   parseThrottleRow,
   parseTokenFamilyRow,
 } from './internal/rows.js'
@@ -60,12 +66,51 @@ export async function openSqliteStore(path: string): Promise<Store> {
   const file = path === IN_MEMORY ? path : resolve(path)
   if (file !== IN_MEMORY) {
     try {
-      await mkdir(dirname(file), { recursive: true })
+      await createPrivateDirectory(dirname(file))
     } catch (cause) {
       throw new StoreError('ERR_STORE_OPEN', `cannot create the directory of ${file}`, { cause })
     }
+    try {
+      await createPrivateFile(file)
+    } catch (cause) {
+      throw new StoreError('ERR_STORE_OPEN', `cannot create the SQLite database ${file}`, { cause })
+    }
   }
   return createSqliteStore(openDatabase(file), file)
+}
+
+/**
+ * Creates `dir` and its missing parents as 0700. The mode is set with chmod, not only asked of
+ * mkdir, because mkdir's is filtered through the umask; directories that exist are left alone.
+ */
+async function createPrivateDirectory(dir: string): Promise<void> {
+  const first = await mkdir(dir, { recursive: true, mode: 0o700 })
+  if (first === undefined) return
+  for (let created = dir; ; created = dirname(created)) {
+    await chmod(created, 0o700)
+    if (created === first || dirname(created) === created) return
+  }
+}
+
+/**
+ * Creates the database file as 0600 when it does not exist yet, so that SQLite opens a file no
+ * other user can read: it would create it 0644 less the umask (world-readable under umask 000),
+ * and it gives the -wal and -shm files it creates next to it the mode of the database file.
+ * An existing file keeps its mode. O_EXCL: of two processes creating it at once, one does.
+ */
+async function createPrivateFile(file: string): Promise<void> {
+  let handle: FileHandle
+  try {
+    handle = await open(file, 'wx', 0o600)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return
+    throw error
+  }
+  try {
+    await handle.chmod(0o600)
+  } finally {
+    await handle.close()
+  }
 }
 
 interface KeyParams {
@@ -247,6 +292,7 @@ function createSqliteStore(db: Database.Database, file: string): Store {
        (SELECT tenant, family_id FROM refresh_families WHERE expires_at <= ?)`,
   )
   const purgeFamilies = db.prepare<[number]>('DELETE FROM refresh_families WHERE expires_at <= ?')
+  const purgeMarks = db.prepare<[number]>('DELETE FROM marks WHERE expires_at <= ?')
 
   function addToken(tenant: string, tokenHash: string, familyId: string, now: number): void {
     insertOnce('the refresh token', () => insertToken.run(tenant, tokenHash, familyId, now))
@@ -384,7 +430,8 @@ function createSqliteStore(db: Database.Database, file: string): Store {
       purgeLogins.run(now).changes +
       purgeTokens.run(now).changes +
       purgeFamilies.run(now).changes +
-      sweepWindows.run(now).changes
+      sweepWindows.run(now).changes +
+      purgeMarks.run(now).changes
     )
   })
 
@@ -589,6 +636,62 @@ function createSqliteStore(db: Database.Database, file: string): Store {
     },
   }
 
+  // One statement decides: a new mark is inserted, an expired one is set again, a live one is
+  // left alone (the DO UPDATE's WHERE fails and nothing changes). SQLite runs it under the write
+  // lock, so of concurrent calls, in any process, one changes a row.
+  const setMark = db.prepare<{
+    tenant: string
+    kind: string
+    id: string
+    expiresAt: number
+    now: number
+  }>(
+    `INSERT INTO marks (tenant, kind, id, expires_at) VALUES (@tenant, @kind, @id, @expiresAt)
+     ON CONFLICT (tenant, kind, id) DO UPDATE SET expires_at = excluded.expires_at
+       WHERE expires_at <= @now`,
+  )
+  const readMark = db.prepare<[string, string, string, number]>(
+    'SELECT 1 FROM marks WHERE tenant = ? AND kind = ? AND id = ? AND expires_at > ?',
+  )
+  const selectSecret = db.prepare<[string]>('SELECT value FROM secrets WHERE name = ?')
+  const insertSecret = db.prepare<[string, string]>(
+    'INSERT INTO secrets (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING',
+  )
+
+  const marks: MarkStore = {
+    mark(tenant, kind, id, expiresAt, now) {
+      return settle(() => {
+        use()
+        checkMarkArgs('mark', tenant, kind, id, now)
+        checkTime('mark', 'expiresAt', expiresAt)
+        const { changes } = setMark.run({ tenant, kind, id, expiresAt, now })
+        checkpointer.wrote()
+        return changes === 1
+      })
+    },
+    isMarked(tenant, kind, id, now) {
+      return settle(() => {
+        use()
+        checkMarkArgs('isMarked', tenant, kind, id, now)
+        return readMark.get(tenant, kind, id, now) !== undefined
+      })
+    },
+  }
+
+  const secrets: SecretStore = {
+    getOrCreateSecret(name, candidate) {
+      return settle(() => {
+        use()
+        checkSecretArgs(name, candidate)
+        const stored = selectSecret.get(name)
+        if (stored !== undefined) return parseSecretRow(stored)
+        // Another process may insert first: then this does nothing, and the read gets its value.
+        insertSecret.run(name, candidate)
+        return parseSecretRow(selectSecret.get(name))
+      })
+    },
+  }
+
   const expiry: ExpiryStore = {
     purgeExpired(now) {
       return settle(() => {
@@ -605,6 +708,8 @@ function createSqliteStore(db: Database.Database, file: string): Store {
     codes,
     refreshTokens,
     logins,
+    marks,
+    secrets,
     expiry,
     ping() {
       return settle(() => {

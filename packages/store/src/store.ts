@@ -2,7 +2,9 @@ import type {
   AuthorizationCodeStore,
   ExpiryStore,
   LoginTransactionStore,
+  MarkStore,
   RefreshTokenStore,
+  SecretStore,
   ThrottleStore,
 } from '@tessera/grants'
 import type { KeyStore } from '@tessera/keys'
@@ -23,7 +25,11 @@ export interface Store {
   readonly refreshTokens: RefreshTokenStore
   /** Pending sign-ins between /authorize and its login form, each taken once (@tessera/grants). */
   readonly logins: LoginTransactionStore
-  /** Removal of expired codes, login transactions, families and throttle windows. */
+  /** Expiring marks: single-use identifiers and revocations, until they expire (@tessera/grants). */
+  readonly marks: MarkStore
+  /** Server-wide secrets, one value per name for every replica (@tessera/grants). */
+  readonly secrets: SecretStore
+  /** Removal of expired codes, login transactions, families, throttle windows and marks. */
   readonly expiry: ExpiryStore
   /** Resolves when the database answers; for readiness probes. */
   ping(): Promise<void>

@@ -113,3 +113,46 @@ export function conflictError(what: string, cause?: unknown): StoreError {
     cause === undefined ? undefined : { cause },
   )
 }
+
+/** A string of `min` to `max` UTF-16 code units that {@link checkText} accepts. */
+function checkBoundedText(method: string, name: string, value: string, max: number): void {
+  checkText(method, name, value)
+  if (value.length < 1 || value.length > max) {
+    throw new TypeError(`${method}: ${name} must be 1 to ${max} characters`)
+  }
+}
+
+/** Longest kind of mark: a constant of the caller's, such as `login-form`. */
+const MARK_KIND_MAX = 32
+/** Longest mark id: room for a client's jti, which the client chooses. */
+const MARK_ID_MAX = 512
+
+/** The arguments that `mark` and `isMarked` share; `mark` checks its `expiresAt` too. */
+export function checkMarkArgs(
+  method: string,
+  tenant: string,
+  kind: string,
+  id: string,
+  now: number,
+): void {
+  checkText(method, 'tenant', tenant)
+  checkBoundedText(method, 'kind', kind, MARK_KIND_MAX)
+  checkBoundedText(method, 'id', id, MARK_ID_MAX)
+  checkTime(method, 'now', now)
+}
+
+const SECRET_NAME_MAX = 128
+const SECRET_VALUE_MAX = 16_384
+
+/**
+ * The arguments of `getOrCreateSecret`. U+0000 is refused in both, by every adapter alike: a
+ * PostgreSQL TEXT value cannot hold it, and no random secret worth storing needs it.
+ */
+export function checkSecretArgs(name: string, candidate: string): void {
+  const method = 'getOrCreateSecret'
+  checkBoundedText(method, 'name', name, SECRET_NAME_MAX)
+  checkBoundedText(method, 'candidate', candidate, SECRET_VALUE_MAX)
+  if (name.includes('\u0000') || candidate.includes('\u0000')) {
+    throw new TypeError(`${method}: name and candidate must not contain U+0000`)
+  }
+}

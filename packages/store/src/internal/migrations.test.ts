@@ -24,10 +24,12 @@ describe('migrate', () => {
       'authorization_codes',
       'keys',
       'login_transactions',
+      'marks',
       'pruned_kids',
       'refresh_families',
       'refresh_tokens',
       'schema_migrations',
+      'secrets',
       'throttle',
     ])
     expect(db.prepare('SELECT version, name, applied_at FROM schema_migrations').all()).toEqual(

@@ -130,6 +130,25 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    // Expiring marks (single use, revocations) and server-wide secrets (MarkStore, SecretStore).
+    version: 7,
+    name: 'marks_and_secrets',
+    sql: `
+      CREATE TABLE marks (
+        tenant TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        id TEXT NOT NULL,
+        expires_at INTEGER NOT NULL,
+        PRIMARY KEY (tenant, kind, id)
+      ) STRICT;
+      CREATE INDEX marks_expires_at ON marks (expires_at);
+      CREATE TABLE secrets (
+        name TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      ) STRICT;
+    `,
+  },
 ]
 
 /**

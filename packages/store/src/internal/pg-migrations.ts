@@ -25,8 +25,8 @@ export const MIGRATION_LOCK = 0x7465_7373_01
  *   does, whatever the database's locale (`listKeys` orders by kid);
  * - `claims` is JSON, not JSONB: JSON keeps the text it is given, and accepts the `\u0000` and
  *   lone-surrogate escapes that JSON.stringify may write and JSONB refuses;
- * - a login transaction's `state` and a throttle `key` are BYTEA (UTF-8): they come from the
- *   client verbatim and may hold U+0000, which a PostgreSQL TEXT value cannot.
+ * - a login transaction's `state`, a throttle `key` and a mark's `id` are BYTEA (UTF-8): they
+ *   come from the client verbatim and may hold U+0000, which a PostgreSQL TEXT value cannot.
  *
  * Codes and refresh tokens are kept as SHA-256 hashes only (DESIGN §8).
  */
@@ -142,6 +142,25 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         tenant TEXT COLLATE "C" NOT NULL,
         kid TEXT COLLATE "C" NOT NULL,
         PRIMARY KEY (tenant, kid)
+      );
+    `,
+  },
+  {
+    // Expiring marks (single use, revocations) and server-wide secrets (MarkStore, SecretStore).
+    version: 7,
+    name: 'marks_and_secrets',
+    sql: `
+      CREATE TABLE marks (
+        tenant TEXT COLLATE "C" NOT NULL,
+        kind TEXT COLLATE "C" NOT NULL,
+        id BYTEA NOT NULL,
+        expires_at BIGINT NOT NULL,
+        PRIMARY KEY (tenant, kind, id)
+      );
+      CREATE INDEX marks_expires_at ON marks (expires_at);
+      CREATE TABLE secrets (
+        name TEXT COLLATE "C" PRIMARY KEY,
+        value TEXT NOT NULL
       );
     `,
   },

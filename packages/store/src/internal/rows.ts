@@ -287,3 +287,12 @@ export function parseLoginRow(row: unknown): LoginTransaction {
   if (r.code_challenge !== null) transaction.codeChallenge = r.code_challenge
   return transaction
 }
+
+const SecretRowSchema = z.object({ value: z.string().min(1) })
+
+/** A row of `secrets` as its value; the name is never part of a message. */
+export function parseSecretRow(row: unknown): string {
+  const result = SecretRowSchema.safeParse(row)
+  if (!result.success) throw invalid('a secrets row', result.error)
+  return result.data.value
+}

@@ -1,9 +1,9 @@
 // One replica of the issuer for sqlite.test.ts: a separate process that opens the shared SQLite
 // file through the built package, says "ready", waits for "go" on stdin so that every replica
-// starts at once, races the others through COUNT redemptions or rotations, and prints its
-// results as one JSON line.
+// starts at once, races the others through COUNT redemptions, rotations, marks or secrets, and
+// prints its results as one JSON line.
 //
-//   node replica.mjs FILE redeem|rotate COUNT WORKER
+//   node replica.mjs FILE redeem|rotate|mark|secret COUNT WORKER
 import { once } from 'node:events'
 import process from 'node:process'
 import { openSqliteStore } from '../../dist/index.js'
@@ -36,6 +36,10 @@ for (let i = 0; i < count; i++) {
         tokenHash: `rt-${i}-${worker}`,
       }),
     )
+  } else if (mode === 'mark') {
+    results.push(await store.marks.mark('acme', 'jti', `id-${i}`, now + 60_000, now))
+  } else if (mode === 'secret') {
+    results.push(await store.secrets.getOrCreateSecret(`secret-${i}`, `value-${i}-${worker}`))
   } else {
     const result = await store.refreshTokens.rotateRefreshToken(
       'acme',
