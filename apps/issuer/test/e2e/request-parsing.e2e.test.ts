@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http'
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { basicAuth, send } from '../support/http.js'
-import type { HttpResponse } from '../support/http.js'
+import type { HttpRequest, HttpResponse } from '../support/http.js'
 import { HS, startIssuer, tempDir } from '../support/issuer.js'
 import type { RunningIssuer } from '../support/issuer.js'
 import { authorizePath, pkce, SPA } from '../support/oauth.js'
@@ -219,7 +219,7 @@ describe('X-Content-Type-Options on the tenants’ port (issue #11)', () => {
         code_challenge: challenge,
         code_challenge_method: 'S256',
       })
-      const requests = [
+      const requests: HttpRequest[] = [
         { path: page, host: HS.host },
         { path: '/authorize?client_id=nobody', host: HS.host },
         { path: '/.well-known/jwks.json', host: HS.host },
