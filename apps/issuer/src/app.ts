@@ -104,17 +104,16 @@ function nearest(value: string): string {
  * right-most. Everything derived (`hostname`, `origin`, `secure`, ...) follows these two.
  */
 function trustNearestProxy(app: Koa): void {
-  // Koa's own getters still decide when no proxy header is there.
-  const koa = Object.getPrototypeOf(app.request) as object
   Object.defineProperties(app.request, {
     host: {
       get(this: Request): string {
-        const forwarded = nearest(this.get('X-Forwarded-Host'))
-        // Without the header Koa reads Host; with it, what Koa would make of that one value.
-        if (forwarded === '') return Reflect.get(koa, 'host', this) as string
-        if (!forwarded.includes('@')) return forwarded
+        // Without a forwarded value, the Host header: never Koa's reading of the proxy header,
+        // which would fall back to its left-most value.
+        const host = nearest(this.get('X-Forwarded-Host')) || this.get('Host')
+        if (!host.includes('@')) return host
+        // Userinfo is not part of a host (RFC 9110 §4.2.4); as Koa drops it.
         try {
-          return new URL(`http://${forwarded}`).host
+          return new URL(`http://${host}`).host
         } catch {
           return ''
         }
@@ -123,8 +122,7 @@ function trustNearestProxy(app: Koa): void {
     protocol: {
       get(this: Request): string {
         if ((this.socket as Partial<TLSSocket>).encrypted === true) return 'https'
-        const forwarded = nearest(this.get('X-Forwarded-Proto')).toLowerCase()
-        return forwarded === '' ? (Reflect.get(koa, 'protocol', this) as string) : forwarded
+        return nearest(this.get('X-Forwarded-Proto')).toLowerCase() || 'http'
       },
     },
   })

@@ -103,8 +103,11 @@ describe('TRUST_PROXY (issue #11)', () => {
       expect(await metadataIssuer(issuer, 'internal.svc', `evil.test,${RS.host}`)).toBe(RS.issuer)
       expect(await metadataIssuer(issuer, 'internal.svc', `${HS.host}, evil.test`)).toBe(404)
       expect(await metadataIssuer(issuer, 'internal.svc', HS.host)).toBe(HS.issuer)
-      // No forwarded host: the Host header.
+      // No forwarded host: the Host header; an empty nearest value is no value, not the
+      // client's left-most one.
       expect(await metadataIssuer(issuer, RS.host)).toBe(RS.issuer)
+      expect(await metadataIssuer(issuer, RS.host, `${HS.host}, `)).toBe(RS.issuer)
+      expect(await metadataIssuer(issuer, RS.host, `${HS.host},`)).toBe(RS.issuer)
     }
     // Not trusted: the header is ignored.
     expect(await metadataIssuer(issuers.false!, RS.host, HS.host)).toBe(RS.issuer)
@@ -132,6 +135,7 @@ describe('TRUST_PROXY (issue #11)', () => {
     }
     expect(await cookieOf(issuers['1']!, 'http, https')).toMatch(/; secure/i)
     expect(await cookieOf(issuers['1']!, 'https, http')).not.toMatch(/; secure/i)
+    expect(await cookieOf(issuers['1']!, 'https, ')).not.toMatch(/; secure/i)
     expect(await cookieOf(issuers.false!, 'https')).not.toMatch(/; secure/i)
   })
 })

@@ -128,4 +128,27 @@ describe('server timeouts (issue #11)', () => {
     await within(again.closed, 5000)
     expect(again.received()).toMatch(/^HTTP\/1\.1 200 OK/)
   }, 60_000)
+
+  it('answers malformed HTTP with 400 and oversized headers with 431, as JSON errors', async () => {
+    const cases = [
+      ['GARBAGE\r\n\r\n', 400, 'Bad Request', 'malformed HTTP request'],
+      [
+        `GET /healthz HTTP/1.1\r\nHost: probe\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+        431,
+        'Request Header Fields Too Large',
+        'request headers too large',
+      ],
+    ] as const
+    for (const url of [cli.url, cli.admin]) {
+      for (const [request, status, reason, description] of cases) {
+        const client = await open(url)
+        client.socket.write(request)
+        expect(await within(client.closed, 5000)).toBeDefined()
+        const answer = client.received()
+        expect(answer).toMatch(new RegExp(`^HTTP/1\\.1 ${status} ${reason}\r\n`))
+        expect(answer).toContain('X-Content-Type-Options: nosniff')
+        expect(answer).toContain(`{"error":"invalid_request","error_description":"${description}"}`)
+      }
+    }
+  })
 })
