@@ -169,7 +169,6 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
         throttle: store.throttle,
         codes: store.codes,
         refreshTokens: store.refreshTokens,
-        logins: store.logins,
         marks: store.marks,
         secrets: store.secrets,
         codeTtlSeconds: settings.authorizationCodeTtlSeconds,
@@ -191,7 +190,7 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
       ping,
     })
     const adminApp = createAdminApp({ registry: metrics.registry, logger, ready, ping })
-    // Expired codes, login transactions and families are dead weight; sweep them now and then.
+    // Expired codes, families and marks are dead weight; sweep them now and then.
     const sweep = setInterval(() => {
       store.expiry.purgeExpired(clock()).catch((error: unknown) => {
         logger.warn({ err: error }, 'purging expired rows failed')

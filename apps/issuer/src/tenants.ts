@@ -110,11 +110,12 @@ export async function createTenantRuntimes(
         clients,
         signer,
         // Both algorithms verify while the tenant has the means: tokens signed before a switch
-        // between HS256 and RS256 stay valid until they expire.
+        // between HS256 and RS256 stay valid until they expire, and no HS256 token after one.
         verifyAccessToken: createAccessTokenVerifier({
           issuer,
           ring: keyRing,
           now: options.now,
+          accessTokenTtlSeconds: options.accessTokenTtlSeconds,
           ...(secret === undefined ? {} : { secret }),
         }),
         users: options.users(tenant),

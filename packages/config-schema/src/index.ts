@@ -9,6 +9,7 @@ export type {
   Client,
   ConfigIssue,
   GrantType,
+  IntrospectionScope,
   JwtAlgorithm,
   SourceLocation,
   Tenant,

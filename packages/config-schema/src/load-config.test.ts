@@ -48,12 +48,14 @@ describe('loadConfig', () => {
             grantTypes: ['authorization_code', 'refresh_token'],
             redirectUris: ['http://localhost:8081/callback'],
             scopes: ['orders:read', 'orders:write'],
+            introspection: 'tenant',
           },
           {
             clientId: '2f1e6b4c-3d2a-4c1b-8a9f-0e7d6c5b4a39',
             grantTypes: ['password'],
             redirectUris: [],
             scopes: ['orders:read'],
+            introspection: 'own',
           },
         ],
       }

@@ -15,6 +15,14 @@ export const JWT_ALGORITHMS = ['HS256', 'RS256'] as const
 /** One of {@link JWT_ALGORITHMS}. */
 export type JwtAlgorithm = (typeof JWT_ALGORITHMS)[number]
 
+/**
+ * What a client may introspect (RFC 7662 §2.1 leaves it to the server): `own`, the tokens issued
+ * to it; `tenant`, every token of its tenant (a resource server).
+ */
+export const INTROSPECTION_SCOPES = ['own', 'tenant'] as const
+/** One of {@link INTROSPECTION_SCOPES}. */
+export type IntrospectionScope = (typeof INTROSPECTION_SCOPES)[number]
+
 /** Where a tenant came from, for error messages and logs. */
 export interface SourceLocation {
   file: string
@@ -32,6 +40,8 @@ export interface Client {
   grantTypes: GrantType[]
   redirectUris: string[]
   scopes: string[]
+  /** Whose tokens it may introspect; public clients introspect none, whatever this says. */
+  introspection: IntrospectionScope
 }
 
 /** One tenant, normalised. */

@@ -62,6 +62,7 @@ describe('parseConfig', () => {
             grantTypes: ['authorization_code', 'refresh_token'],
             redirectUris: ['http://localhost:8081/callback'],
             scopes: [],
+            introspection: 'own',
           },
         ],
         source: { file: FILE, line: 1 },
@@ -183,7 +184,7 @@ describe('parseConfig', () => {
     it('refuses unknown keys at every level, naming the known ones', () => {
       // Without a locate function every issue is on line 1, so they come in zod's order.
       expect(problems({ ...tenant({ clinets: [] }, { scope: [] }), extra: 1 })).toEqual([
-        'config.clients.0.scope: unknown field; expected one of client_id, client_name, client_secret, grant_types, redirect_uris, scopes',
+        'config.clients.0.scope: unknown field; expected one of client_id, client_name, client_secret, grant_types, redirect_uris, scopes, introspection',
         'config.clinets: unknown field; expected one of hosts, jwt_algorithm, providers, audience, jwt_secret, clients',
         'extra: unknown field; expected one of name, config',
       ])
@@ -195,6 +196,26 @@ describe('parseConfig', () => {
         'config.hosts: is required',
         'config.providers: is required',
         'config.clients: is required',
+      ])
+    })
+
+    it('takes introspection own or tenant, and tenant only with a client_secret', () => {
+      expect(parseOne(tenant({}, { client_secret: 's', introspection: 'tenant' })).clients).toEqual(
+        [expect.objectContaining({ introspection: 'tenant' })],
+      )
+      expect(parseOne(tenant({}, { introspection: 'own' })).clients).toEqual([
+        expect.objectContaining({ introspection: 'own' }),
+      ])
+      expect(problems(tenant({}, { introspection: 'tenant' }))).toEqual([
+        'config.clients.0.introspection: tenant needs a client_secret: a public client cannot introspect',
+      ])
+      expect(problems(tenant({}, { introspection: 'all' }))).toEqual([
+        'config.clients.0.introspection: must be one of own, tenant',
+      ])
+      // Both problems at once: the secret rule does not hide the redirect_uris rule.
+      expect(problems(tenant({}, { introspection: 'tenant', redirect_uris: [] }))).toEqual([
+        'config.clients.0.redirect_uris: must list at least one URL when grant_types includes authorization_code',
+        'config.clients.0.introspection: tenant needs a client_secret: a public client cannot introspect',
       ])
     })
 
@@ -335,6 +356,45 @@ describe('parseConfig', () => {
       expect(parseOne(tenant({}, { redirect_uris: [native] })).clients[0]?.redirectUris).toEqual([
         native,
       ])
+    })
+
+    it('accepts loopback and private-use redirect URIs for native apps (RFC 8252)', () => {
+      const uris = [
+        'http://127.0.0.1/callback',
+        'http://127.0.0.1:8400/callback',
+        'http://[::1]/callback',
+        'com.example.app:/oauth2redirect',
+        'com.example.app://callback',
+        'https://app.example.com/cb',
+      ]
+      expect(parseOne(tenant({}, { redirect_uris: uris })).clients[0]?.redirectUris).toEqual(uris)
+    })
+
+    it('refuses schemes that a browser runs or reads locally, and private ones without a dot', () => {
+      const refused = [
+        'javascript:alert(1)//',
+        'JavaScript://example.com/%0aalert(1)',
+        'data:text/html,<b>x</b>',
+        'file:///etc/passwd',
+        'vbscript:msgbox(1)',
+        'blob:https://example.com/1234',
+        'myapp:/callback',
+      ]
+      expect(problems(tenant({}, { redirect_uris: refused }))).toEqual(
+        refused.map((uri, index) => {
+          const scheme = uri.slice(0, uri.indexOf(':')).toLowerCase()
+          return `config.clients.0.redirect_uris.${index}: scheme "${scheme}:" is not allowed; use https, http or a private-use scheme named for a domain (RFC 8252 §7.1), e.g. com.example.app:/callback`
+        }),
+      )
+    })
+
+    it('wants http and https redirect URIs written with //', () => {
+      expect(problems(tenant({}, { redirect_uris: ['http:/cb', 'https:example.com/cb'] }))).toEqual(
+        [
+          'config.clients.0.redirect_uris.0: must start with http://',
+          'config.clients.0.redirect_uris.1: must start with https://',
+        ],
+      )
     })
 
     it('needs no redirect URI without authorization_code', () => {

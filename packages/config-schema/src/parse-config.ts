@@ -145,6 +145,7 @@ function toTenant(
         grantTypes: client.grant_types,
         redirectUris: client.redirect_uris,
         scopes: client.scopes,
+        introspection: client.introspection,
       }
       const secret = resolved.clientSecrets.get(index)
       if (secret !== undefined) normalised.clientSecret = secret

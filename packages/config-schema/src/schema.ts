@@ -18,7 +18,7 @@ import {
   SCOPE_TOKEN,
   TenantNameSchema,
 } from './internal/fields.js'
-import { GRANT_TYPES, JWT_ALGORITHMS } from './model.js'
+import { GRANT_TYPES, INTROSPECTION_SCOPES, JWT_ALGORITHMS } from './model.js'
 import type { GrantType } from './model.js'
 
 /** A strict object whose unknown-key issue names the keys that are allowed. */
@@ -61,12 +61,29 @@ function secretSchema(literal: z.ZodString) {
   })
 }
 
+// RFC 3986 §3.1 scheme; a private-use one must hold a dot: a reversed domain name the app's
+// owner controls (RFC 8252 §7.1). That rule alone also keeps out javascript:, data:, file:,
+// vbscript:, blob: and every other scheme a browser would run or read locally.
+const SCHEME = /^([a-z][a-z0-9+.-]*):/i
+
 const RedirectUriSchema = z.string().superRefine((uri, ctx) => {
   // RFC 6749 §3.1.2: an absolute URI without a fragment, compared by exact match later on.
-  if (/\s/.test(uri) || !URL.canParse(uri)) {
+  const scheme = SCHEME.exec(uri)?.[1]?.toLowerCase()
+  if (/\s/.test(uri) || !URL.canParse(uri) || scheme === undefined) {
     ctx.addIssue({ code: 'custom', message: 'must be an absolute URL' })
   } else if (uri.includes('#')) {
     ctx.addIssue({ code: 'custom', message: 'must not contain a fragment (#)' })
+  } else if (scheme === 'http' || scheme === 'https') {
+    // `http:cb` and `http:/cb` parse too (as http://cb/): only the written form is compared, so
+    // it must be the one a browser ends up at.
+    if (!uri.slice(scheme.length).startsWith('://')) {
+      ctx.addIssue({ code: 'custom', message: `must start with ${scheme}://` })
+    }
+  } else if (!scheme.includes('.')) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `scheme "${scheme}:" is not allowed; use https, http or a private-use scheme named for a domain (RFC 8252 §7.1), e.g. com.example.app:/callback`,
+    })
   }
 })
 
@@ -75,11 +92,12 @@ const DEFAULT_GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refres
 /**
  * One OAuth client of a tenant, in wire form (`client_id`, `grant_types`, ...).
  *
- * Defaults: `grant_types` [authorization_code, refresh_token], `redirect_uris` [], `scopes` [].
- * `redirect_uris` must be non-empty when `grant_types` includes authorization_code.
+ * Defaults: `grant_types` [authorization_code, refresh_token], `redirect_uris` [], `scopes` [],
+ * `introspection` own. `redirect_uris` must be non-empty when `grant_types` includes
+ * authorization_code; `introspection: tenant` needs a `client_secret`.
  *
- * @see DESIGN.md §3
  * @see RFC 6749 §2 (clients), §3.1.2 (redirection endpoint), §3.3 (scope)
+ * @see RFC 7662 §2.1 (who may introspect)
  */
 export const ClientSchema = strictObject({
   client_id: ClientIdSchema.describe('UUID of the client (any version)'),
@@ -106,34 +124,67 @@ export const ClientSchema = strictObject({
     .describe('Grants the client may use'),
   redirect_uris: uniqueList(RedirectUriSchema, 'redirect URI')
     .default(() => [])
-    .describe('Absolute URLs without fragment, matched exactly; needed for authorization_code'),
+    .describe(
+      'Absolute URLs without fragment (https, http or a private-use scheme such as com.example.app:/cb), matched exactly except for the port of http://127.0.0.1 and http://[::1]; needed for authorization_code',
+    ),
   scopes: uniqueList(
     z.string().regex(SCOPE_TOKEN, 'must be a scope token: printable ASCII without spaces, " or \\'),
     'scope',
   )
     .default(() => [])
     .describe('The scopes the client may obtain'),
-}).superRefine(
-  (client, ctx) => {
-    if (client.grant_types.includes('authorization_code') && client.redirect_uris.length === 0) {
-      ctx.addIssue({
-        code: 'custom',
-        message: 'must list at least one URL when grant_types includes authorization_code',
-        path: ['redirect_uris'],
-      })
-    }
-  },
-  {
-    // Also when other fields of the client are wrong, so long as it is an object and both lists
-    // are valid: every problem is reported in one go.
-    when: (payload) =>
-      payload.issues.every((issue) =>
-        issue.path === undefined || issue.path.length === 0
-          ? issue.code === 'unrecognized_keys'
-          : issue.path[0] !== 'grant_types' && issue.path[0] !== 'redirect_uris',
-      ),
-  },
-)
+  introspection: z
+    .enum(INTROSPECTION_SCOPES, {
+      error: `must be one of ${INTROSPECTION_SCOPES.join(', ')}`,
+    })
+    .default('own')
+    .describe(
+      'Tokens the client may introspect: own (issued to it) or tenant (all, for a resource server)',
+    ),
+})
+  .superRefine(
+    (client, ctx) => {
+      if (client.grant_types.includes('authorization_code') && client.redirect_uris.length === 0) {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'must list at least one URL when grant_types includes authorization_code',
+          path: ['redirect_uris'],
+        })
+      }
+    },
+    {
+      // Also when other fields of the client are wrong, so long as it is an object and both lists
+      // are valid: every problem is reported in one go.
+      when: (payload) =>
+        payload.issues.every((issue) =>
+          issue.path === undefined || issue.path.length === 0
+            ? issue.code === 'unrecognized_keys'
+            : issue.path[0] !== 'grant_types' && issue.path[0] !== 'redirect_uris',
+        ),
+    },
+  )
+  .superRefine(
+    (client, ctx) => {
+      // RFC 7662 §2.1: the introspection endpoint needs client authentication, which a public
+      // client cannot give; a resource server that introspects must hold a secret.
+      if (client.introspection === 'tenant' && client.client_secret === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'tenant needs a client_secret: a public client cannot introspect',
+          path: ['introspection'],
+        })
+      }
+    },
+    {
+      when: (payload) =>
+        payload.issues.every(
+          (issue) =>
+            issue.path === undefined ||
+            issue.path.length === 0 ||
+            (issue.path[0] !== 'introspection' && issue.path[0] !== 'client_secret'),
+        ),
+    },
+  )
 
 /** The tenant settings: `config` in the file form, `spec` in the resource form. */
 const TenantConfigSchema = strictObject({

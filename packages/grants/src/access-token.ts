@@ -1,4 +1,5 @@
 import type { TenantContext, TokenResponse } from './context.js'
+import { familyJti } from './internal/jti.js'
 
 /** Claims Tessera sets itself; a provider's extra claims can never replace them. */
 export const RESERVED_CLAIMS = new Set([
@@ -19,6 +20,12 @@ export interface AccessTokenInput {
   scopes: readonly string[]
   /** Extra claims from the provider script. */
   claims?: Readonly<Record<string, unknown>>
+  /**
+   * The family of the sign-in the token comes from (code and refresh grants): the token's `jti`
+   * names it, so that introspection sees the family's revocation, and the token never outlives
+   * it (`exp` at most the family's end).
+   */
+  family?: { familyId: string; expiresAt: number }
 }
 
 export interface IssuedAccessToken {
@@ -38,8 +45,12 @@ export async function issueAccessToken(
   deps: { clock: () => number; randomId: () => string },
 ): Promise<IssuedAccessToken> {
   const iat = Math.floor(deps.clock() / 1000)
-  const expiresIn = tenant.accessTokenTtlSeconds
-  const jti = deps.randomId()
+  const { family } = input
+  const expiresIn =
+    family === undefined
+      ? tenant.accessTokenTtlSeconds
+      : Math.min(tenant.accessTokenTtlSeconds, Math.floor(family.expiresAt / 1000) - iat)
+  const jti = family === undefined ? deps.randomId() : familyJti(family.familyId, deps.randomId())
   const extra: Record<string, unknown> = {}
   for (const [name, value] of Object.entries(input.claims ?? {})) {
     if (!RESERVED_CLAIMS.has(name)) extra[name] = value

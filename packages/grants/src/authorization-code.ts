@@ -4,13 +4,14 @@ import type { GrantDeps, TenantContext, TokenResponse } from './context.js'
 import { randomToken, sha256Hex } from './crypto.js'
 import { OAuthError } from './errors.js'
 import { isCodeVerifier, verifyS256 } from './pkce.js'
-import type { AuthorizationCodeRecord, FamilyIssue } from './ports.js'
+import type { AuthorizationCodeRecord, FamilyIssue, RefreshFamily } from './ports.js'
 import type { TokenParams } from './request.js'
 
 /**
  * The authorization_code grant: redeems a code once, atomically, checking client,
  * `redirect_uri`, PKCE and expiry; returns an access token and, for clients that list the
- * refresh_token grant, the first refresh token of a new family.
+ * refresh_token grant, the first refresh token of a new family. A replay of the code revokes the
+ * family, and with it the refresh and access tokens the code gave.
  *
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.1.3
  * @see https://www.rfc-editor.org/rfc/rfc7636#section-4.6
@@ -53,23 +54,24 @@ export async function authorizationCodeGrant(
 
   const scopes = record.scope === '' ? [] : record.scope.split(' ')
   const refreshToken = client.grantTypes.includes('refresh_token') ? randomToken() : undefined
-  const issue: FamilyIssue | undefined =
-    refreshToken === undefined
-      ? undefined
-      : {
-          family: {
-            familyId: deps.randomId(),
-            tenant: tenant.name,
-            clientId: client.clientId,
-            sub: record.sub,
-            scope: record.scope,
-            claims: record.claims,
-            codeHash,
-            createdAt: now,
-            expiresAt: now + deps.refreshTokenTtlSeconds * 1000,
-          },
-          tokenHash: sha256Hex(refreshToken),
-        }
+  // Every redemption starts a family, in the redemption's own transaction: the access token
+  // names it, so a replay of the code, which revokes the code's families, revokes the token too.
+  // Without a refresh token the family lives as long as the access token.
+  const lifetimeSeconds =
+    refreshToken === undefined ? tenant.accessTokenTtlSeconds : deps.refreshTokenTtlSeconds
+  const family: RefreshFamily = {
+    familyId: deps.randomId(),
+    tenant: tenant.name,
+    clientId: client.clientId,
+    sub: record.sub,
+    scope: record.scope,
+    claims: record.claims,
+    codeHash,
+    createdAt: now,
+    expiresAt: now + lifetimeSeconds * 1000,
+  }
+  const issue: FamilyIssue =
+    refreshToken === undefined ? { family } : { family, tokenHash: sha256Hex(refreshToken) }
   // The check above and this redemption are separate reads; only the atomic redemption
   // decides which of several concurrent requests wins.
   if (!(await deps.codes.redeemCode(tenant.name, codeHash, now, issue))) {
@@ -77,7 +79,7 @@ export async function authorizationCodeGrant(
   }
 
   return issueTokenResponse(
-    { sub: record.sub, clientId: client.clientId, scopes, claims: record.claims },
+    { sub: record.sub, clientId: client.clientId, scopes, claims: record.claims, family },
     refreshToken,
     tenant,
     deps,

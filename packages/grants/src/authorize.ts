@@ -1,8 +1,10 @@
 import type { Client } from '@tessera/config-schema'
 import type { GrantDeps, TenantContext } from './context.js'
-import { randomToken, sha256Hex } from './crypto.js'
+import { randomToken, sha256, sha256Hex } from './crypto.js'
 import { OAuthError } from './errors.js'
 import type { OAuthErrorCode } from './errors.js'
+import { loginSealKey, openLogin, sealLogin } from './internal/login-seal.js'
+import { isRegisteredRedirectUri } from './internal/redirect-uri.js'
 import { isS256Challenge } from './pkce.js'
 import { narrowScope } from './scope.js'
 import { checkPasswordThrottled } from './throttle.js'
@@ -31,7 +33,7 @@ export type AuthorizeOutcome =
 export type LoginOutcome =
   | { kind: 'error-page'; description: string }
   | { kind: 'redirect'; location: string }
-  /** Show the form again (with a new transaction) and this message. */
+  /** Show the form again (with a new seal) and this message. */
   | { kind: 'retry'; request: AuthorizationRequest; message: string; retryAfterSeconds?: number }
 
 /** Builds `redirect_uri?…` keeping the registered URI (and any query it has) byte for byte. */
@@ -59,6 +61,18 @@ function errorRedirect(
       iss: issuer,
     }),
   }
+}
+
+/**
+ * The longest `state` accepted, in characters. It travels inside the sealed login form and back
+ * in the redirect; RFC 6749 sets no limit, and a client needs far less than this for its CSRF
+ * value or a reference to its own session.
+ */
+export const MAX_STATE_LENGTH = 1024
+
+function codePoints(value: string): number {
+  // Only a string longer in UTF-16 units than the limit can be longer in characters.
+  return value.length <= MAX_STATE_LENGTH ? value.length : Array.from(value).length
 }
 
 /**
@@ -91,8 +105,9 @@ export function parseAuthorizationRequest(
   if (redirectUri === undefined || repeated.has('redirect_uri')) {
     return { kind: 'error-page', description: 'The request has no valid redirect_uri.' }
   }
-  // Exact string comparison (RFC 9700 §4.1.3): no prefix, path or query leeway.
-  if (!client.redirectUris.includes(redirectUri)) {
+  // Exact string comparison (RFC 9700 §4.1.3): no prefix, path or query leeway; only a loopback
+  // URI's port may differ (RFC 8252 §7.3).
+  if (!isRegisteredRedirectUri(client.redirectUris, redirectUri)) {
     return {
       kind: 'error-page',
       description: 'The redirect_uri is not registered for this client.',
@@ -104,6 +119,9 @@ export function parseAuthorizationRequest(
 
   if (repeated.size > 0)
     return fail('invalid_request', `repeated parameter: ${[...repeated].join(', ')}`)
+  if (state !== undefined && codePoints(state) > MAX_STATE_LENGTH) {
+    return fail('invalid_request', `state must be at most ${MAX_STATE_LENGTH} characters`)
+  }
   const responseType = params.get('response_type')
   if (responseType === undefined) return fail('invalid_request', 'response_type is required')
   if (responseType !== 'code') {
@@ -150,45 +168,72 @@ export function parseAuthorizationRequest(
   }
 }
 
-/** A login form ready to render: the CSRF token goes into the form, the binding into a cookie. */
+/** A login form ready to render: the sealed request goes into the form, the binding into a cookie. */
 export interface LoginForm {
+  /** The sealed pending request; the form posts it back as `csrf_token`. */
   csrfToken: string
+  /** A fresh random value for the binding cookie. */
   bindingValue: string
+  /** Epoch milliseconds after which the form is refused. */
   expiresAt: number
 }
 
+function bindingHash(bindingValue: string): string {
+  return sha256(bindingValue).toString('base64url')
+}
+
 /**
- * Stores a single-use login transaction for a validated request. The CSRF token in the form
- * finds it; the browser-binding cookie ties it to the browser that asked, so a form lifted from
- * one browser cannot sign another in (login CSRF).
+ * Seals a validated request into a login form, bound to a fresh browser cookie: nothing is
+ * stored, so an unauthenticated GET can never grow the database. A cookie the browser already
+ * has is never reused: a value that an attacker planted could bind a form of theirs to the
+ * victim's browser (login CSRF).
  */
 export async function beginLogin(
   request: AuthorizationRequest,
-  bindingValue: string | undefined,
   tenant: TenantContext,
-  deps: Pick<GrantDeps, 'logins' | 'loginTtlSeconds' | 'clock'>,
+  deps: Pick<GrantDeps, 'secrets' | 'loginTtlSeconds' | 'clock'>,
 ): Promise<LoginForm> {
-  const csrfToken = randomToken()
-  const binding = bindingValue ?? randomToken()
-  const now = deps.clock()
-  const expiresAt = now + deps.loginTtlSeconds * 1000
-  await deps.logins.saveLoginTransaction({
-    id: sha256Hex(csrfToken),
-    tenant: tenant.name,
-    clientId: request.client.clientId,
-    redirectUri: request.redirectUri,
-    scope: request.scope,
-    bindingHash: sha256Hex(binding),
-    createdAt: now,
-    expiresAt,
-    ...(request.state === undefined ? {} : { state: request.state }),
-    ...(request.codeChallenge === undefined ? {} : { codeChallenge: request.codeChallenge }),
-  })
-  return { csrfToken, bindingValue: binding, expiresAt }
+  const bindingValue = randomToken()
+  // A whole second: the seal's `exp` is a NumericDate.
+  const expiresAt = Math.floor((deps.clock() + deps.loginTtlSeconds * 1000) / 1000) * 1000
+  const csrfToken = await sealLogin(
+    {
+      id: randomToken(),
+      tenant: tenant.name,
+      clientId: request.client.clientId,
+      redirectUri: request.redirectUri,
+      scope: request.scope,
+      ...(request.state === undefined ? {} : { state: request.state }),
+      ...(request.codeChallenge === undefined ? {} : { codeChallenge: request.codeChallenge }),
+      bindingHash: bindingHash(bindingValue),
+      expiresAt,
+    },
+    await loginSealKey(deps.secrets),
+  )
+  return { csrfToken, bindingValue, expiresAt }
+}
+
+/**
+ * The client as configured now still allows what the form was sealed for: configuration may
+ * have changed while the user was typing.
+ */
+function stillAllowed(
+  client: Client,
+  redirectUri: string,
+  scope: string,
+  challenge: string | undefined,
+): boolean {
+  return (
+    client.grantTypes.includes('authorization_code') &&
+    isRegisteredRedirectUri(client.redirectUris, redirectUri) &&
+    (scope === '' || scope.split(' ').every((token) => client.scopes.includes(token))) &&
+    (challenge !== undefined || client.clientSecret !== undefined)
+  )
 }
 
 /** The fields the login form posts. */
 export interface LoginSubmission {
+  /** The sealed request the form carries (see {@link beginLogin}). */
   csrfToken: string | undefined
   username: string | undefined
   password: string | undefined
@@ -200,8 +245,9 @@ export interface LoginSubmission {
 const WRONG_CREDENTIALS = 'Invalid username or password.'
 
 /**
- * Handles the login form: spends the transaction, checks the credentials (throttled like the
- * password grant) and, on success, stores a code and redirects with `code`, `state` and `iss`.
+ * Handles the login form: opens the seal, checks the browser binding, spends the form (once,
+ * across replicas), checks the credentials (throttled like the password grant) and, on success,
+ * stores a code and redirects with `code`, `state` and `iss`.
  *
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.1.2
  * @see https://www.rfc-editor.org/rfc/rfc9207
@@ -220,29 +266,33 @@ export async function completeLogin(
     return { kind: 'error-page', description: 'The sign-in form is missing its CSRF token.' }
   }
   const now = deps.clock()
-  const transaction = await deps.logins.takeLoginTransaction(
-    tenant.name,
-    sha256Hex(form.csrfToken),
-    now,
-  )
-  if (transaction === undefined) return expired
-  if (form.bindingValue === undefined || sha256Hex(form.bindingValue) !== transaction.bindingHash) {
+  const sealed = await openLogin(form.csrfToken, tenant.name, await loginSealKey(deps.secrets), now)
+  if (sealed === undefined) return expired
+  if (form.bindingValue === undefined || bindingHash(form.bindingValue) !== sealed.bindingHash) {
     return {
       kind: 'error-page',
       description:
-        'This sign-in form belongs to another browser session. Sign in again from the application.',
+        'This sign-in form belongs to another browser session, or a newer one was opened in another tab. Sign in again from the application.',
     }
   }
-  const client = tenant.clients.get(transaction.clientId)
-  if (client === undefined || !client.redirectUris.includes(transaction.redirectUri)) return expired
+  const client = tenant.clients.get(sealed.clientId)
+  if (
+    client === undefined ||
+    !stillAllowed(client, sealed.redirectUri, sealed.scope, sealed.codeChallenge)
+  ) {
+    return expired
+  }
+  // Spent only after the checks above: a form posted from another browser must not use up the
+  // user's own. The mark is atomic across replicas, so of two posts of one form one gets here.
+  if (!(await deps.marks.mark(tenant.name, 'login', sealed.id, sealed.expiresAt, now))) {
+    return expired
+  }
   const request: AuthorizationRequest = {
     client,
-    redirectUri: transaction.redirectUri,
-    scope: transaction.scope,
-    ...(transaction.state === undefined ? {} : { state: transaction.state }),
-    ...(transaction.codeChallenge === undefined
-      ? {}
-      : { codeChallenge: transaction.codeChallenge }),
+    redirectUri: sealed.redirectUri,
+    scope: sealed.scope,
+    ...(sealed.state === undefined ? {} : { state: sealed.state }),
+    ...(sealed.codeChallenge === undefined ? {} : { codeChallenge: sealed.codeChallenge }),
   }
   if (form.username === undefined || form.password === undefined) {
     return { kind: 'retry', request, message: 'Enter your username and password.' }

@@ -8,12 +8,14 @@ const confidential: Client = {
   grantTypes: ['password'],
   redirectUris: [],
   scopes: [],
+  introspection: 'own',
 }
 const publicClient: Client = {
   clientId: '11111111-2222-4333-8444-555555555555',
   grantTypes: ['authorization_code'],
   redirectUris: ['http://localhost/cb'],
   scopes: [],
+  introspection: 'own',
 }
 const clients = new Map([confidential, publicClient].map((c) => [c.clientId, c]))
 

@@ -3,7 +3,6 @@ import type { JWTPayload, TokenSigner } from '@tessera/keys'
 import type {
   AuthorizationCodeStore,
   Clock,
-  LoginTransactionStore,
   MarkStore,
   RefreshTokenStore,
   SecretStore,
@@ -42,7 +41,6 @@ export interface GrantDeps {
   throttlePolicy: ThrottlePolicy
   codes: AuthorizationCodeStore
   refreshTokens: RefreshTokenStore
-  logins: LoginTransactionStore
   /** Expiring single-use and revocation marks. */
   marks: MarkStore
   /** Server-wide secrets, the same for every replica. */
@@ -51,10 +49,10 @@ export interface GrantDeps {
   codeTtlSeconds: number
   /** REFRESH_TOKEN_EXPIRATION_IN_HOURS, in seconds: the absolute life of a family. */
   refreshTokenTtlSeconds: number
-  /** How long a login form stays usable. */
+  /** How long a login form stays usable, in seconds. */
   loginTtlSeconds: number
   clock: Clock
-  /** Random identifier for `jti` and family ids. */
+  /** Random identifier for `jti` and family ids; never contains a dot (UUIDs do not). */
   randomId: () => string
 }
 

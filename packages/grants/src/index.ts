@@ -18,7 +18,12 @@ export type { TokenRequestInput } from './token-endpoint.js'
 export { passwordGrant } from './password.js'
 export { authorizationCodeGrant } from './authorization-code.js'
 export { refreshTokenGrant } from './refresh-token.js'
-export { parseAuthorizationRequest, beginLogin, completeLogin } from './authorize.js'
+export {
+  parseAuthorizationRequest,
+  beginLogin,
+  completeLogin,
+  MAX_STATE_LENGTH,
+} from './authorize.js'
 export type {
   AuthorizationRequest,
   AuthorizeOutcome,
@@ -47,8 +52,6 @@ export type {
   RefreshTokenStore,
   RotateResult,
   FamilyIssue,
-  LoginTransaction,
-  LoginTransactionStore,
   MarkStore,
   SecretStore,
   ExpiryStore,

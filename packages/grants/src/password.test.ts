@@ -37,6 +37,7 @@ const client: Client = {
   grantTypes: ['password'],
   redirectUris: [],
   scopes: ['a', 'b'],
+  introspection: 'own',
 }
 const signed: Record<string, unknown>[] = []
 const signer: TokenSigner = {
@@ -81,7 +82,6 @@ function deps(now = { t: 1_700_000_000_000 }): GrantDeps {
     throttlePolicy: { maxFailuresPerUser: 3, maxFailuresPerAddress: 10, windowMs: 60_000 },
     codes: untouched,
     refreshTokens: untouched,
-    logins: untouched,
     marks: untouched,
     secrets: untouched,
     codeTtlSeconds: 60,

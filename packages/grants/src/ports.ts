@@ -90,10 +90,15 @@ export interface RefreshTokenRecord {
   spentAt?: number
 }
 
-/** The refresh family (and its first token) created when a code is redeemed. */
+/**
+ * The family created when a code is redeemed, with its first refresh token. A client without
+ * the refresh_token grant gets a family without a token: it holds no refresh token, but its
+ * access tokens name it, so a replay of the code still revokes them (RFC 6749 §4.1.2).
+ */
 export interface FamilyIssue {
   family: RefreshFamily
-  tokenHash: string
+  /** Hex SHA-256 of the first refresh token; absent when none is handed out. */
+  tokenHash?: string
 }
 
 /** Storage of authorization codes. */
@@ -156,41 +161,11 @@ export interface RefreshTokenStore {
     newHash: string,
     now: number,
   ): Promise<RotateResult>
+  /** One family by id, whatever its state; undefined once purged or when never created. */
+  findFamily(tenant: string, familyId: string): Promise<RefreshFamily | undefined>
   revokeFamily(tenant: string, familyId: string, now: number): Promise<void>
   /** Revokes every family issued from one code (a replayed code, RFC 6749 §4.1.2). */
   revokeFamiliesByCode(tenant: string, codeHash: string, now: number): Promise<void>
-}
-
-/** A pending sign-in: what /authorize was asked, waiting for the login form. */
-export interface LoginTransaction {
-  /** Hex SHA-256 of the CSRF token that the login form carries. */
-  id: string
-  tenant: string
-  clientId: string
-  redirectUri: string
-  /** The client's `state`, byte for byte. */
-  state?: string
-  codeChallenge?: string
-  /** Granted scopes, space-separated. */
-  scope: string
-  /** Hex SHA-256 of the value of the browser cookie this transaction is bound to. */
-  bindingHash: string
-  createdAt: number
-  expiresAt: number
-}
-
-/** Storage of login transactions; each is used once. */
-export interface LoginTransactionStore {
-  saveLoginTransaction(transaction: LoginTransaction): Promise<void>
-  /**
-   * Deletes and returns the transaction if it exists and has not expired at `now`; undefined
-   * otherwise. Concurrent takes of one id see it at most once.
-   */
-  takeLoginTransaction(
-    tenant: string,
-    id: string,
-    now: number,
-  ): Promise<LoginTransaction | undefined>
 }
 
 /**
@@ -219,9 +194,6 @@ export interface SecretStore {
 
 /** Removal of rows that can no longer matter. */
 export interface ExpiryStore {
-  /**
-   * Deletes expired codes, login transactions, families (and their tokens), throttle windows and
-   * marks.
-   */
+  /** Deletes expired codes, families (and their tokens), throttle windows and marks. */
   purgeExpired(now: number): Promise<number>
 }

@@ -17,6 +17,7 @@ const client: Client = {
   grantTypes: ['refresh_token'],
   redirectUris: [],
   scopes: ['a', 'b'],
+  introspection: 'own',
 }
 const otherClient: Client = { ...client, clientId: '11111111-2222-4333-8444-555555555555' }
 const signer: TokenSigner = {
@@ -79,6 +80,7 @@ function fakeStore(withForClient: boolean): FakeStore {
       calls.push('rotateRefreshToken')
       return Promise.resolve(rotate(oldHash, newHash, at))
     },
+    findFamily: () => Promise.reject(new Error('not used')),
     revokeFamily: () => Promise.reject(new Error('not used')),
     revokeFamiliesByCode: () => Promise.reject(new Error('not used')),
   }

@@ -69,7 +69,7 @@ export async function refreshTokenGrant(
 
   const { family } = result
   return issueTokenResponse(
-    { sub: family.sub, clientId: client.clientId, scopes, claims: family.claims },
+    { sub: family.sub, clientId: client.clientId, scopes, claims: family.claims, family },
     next,
     tenant,
     deps,

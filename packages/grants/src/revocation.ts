@@ -2,16 +2,21 @@ import type { Client } from '@tessera/config-schema'
 import type { GrantDeps, TenantContext } from './context.js'
 import { sha256Hex } from './crypto.js'
 import { OAuthError } from './errors.js'
+import { isIssuedJti } from './internal/jti.js'
+import { REVOKED_ACCESS_TOKEN } from './introspection.js'
 import type { TokenParams } from './request.js'
 
-// Three base64url segments: the shape of a JWS compact serialisation, i.e. an access token.
-const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]+$/
-
 /**
- * Token revocation. A refresh token of the requesting client revokes its whole family; an
- * unknown token, or one of another client, changes nothing and is not reported (§2.2). Access
- * tokens are self-contained JWTs that live until `exp`: they cannot be revoked, which the
- * client is told with `unsupported_token_type` (§2.2.1).
+ * Token revocation, for tokens issued to the requesting client (§2.1):
+ *
+ * - a refresh token revokes its whole family: the family's refresh tokens, and the access
+ *   tokens issued from it, are no longer active;
+ * - an access token is recorded as revoked until its `exp`: introspection reports it inactive
+ *   from then on. Resource servers that verify tokens locally keep taking it until `exp`.
+ *
+ * An unknown or invalid token, or one of another client, changes nothing and is answered like
+ * any other (§2.2: the client cannot tell the difference). `token_type_hint` only orders the
+ * search.
  *
  * @see https://www.rfc-editor.org/rfc/rfc7009
  */
@@ -23,17 +28,43 @@ export async function revokeToken(
 ): Promise<void> {
   const token = params.token
   if (token === undefined) throw new OAuthError('invalid_request', 'token is required')
+  const lookups = [
+    () => revokeRefreshToken(token, client, tenant, deps),
+    () => revokeAccessToken(token, client, tenant, deps),
+  ]
+  if (params.token_type_hint === 'access_token') lookups.reverse()
+  for (const lookup of lookups) if (await lookup()) return
+}
+
+/** Revokes the family of a refresh token of the client; false when `token` is not one. */
+async function revokeRefreshToken(
+  token: string,
+  client: Client,
+  tenant: TenantContext,
+  deps: GrantDeps,
+): Promise<boolean> {
   const found = await deps.refreshTokens.findRefreshToken(tenant.name, sha256Hex(token))
-  if (found !== undefined) {
-    if (found.family.clientId === client.clientId) {
-      await deps.refreshTokens.revokeFamily(tenant.name, found.family.familyId, deps.clock())
-    }
-    return
+  if (found === undefined) return false
+  if (found.family.clientId === client.clientId) {
+    await deps.refreshTokens.revokeFamily(tenant.name, found.family.familyId, deps.clock())
   }
-  if (params.token_type_hint === 'access_token' || JWT_SHAPE.test(token)) {
-    throw new OAuthError(
-      'unsupported_token_type',
-      'access tokens cannot be revoked; they expire on their own',
-    )
-  }
+  return true
+}
+
+/** Records an access token of the client as revoked; false when `token` does not verify. */
+async function revokeAccessToken(
+  token: string,
+  client: Client,
+  tenant: TenantContext,
+  deps: GrantDeps,
+): Promise<boolean> {
+  const payload = await tenant.verifyAccessToken(token)
+  if (payload === undefined) return false
+  const { jti, exp, client_id: owner } = payload
+  // A token without a jti of Tessera's making is never reported active: nothing to record.
+  if (owner !== client.clientId || !isIssuedJti(jti) || typeof exp !== 'number') return true
+  // Kept until the token expires on its own; no later check needs it. Marking twice (a retry,
+  // concurrent requests) leaves one mark: the first call's answer is all that differs.
+  await deps.marks.mark(tenant.name, REVOKED_ACCESS_TOKEN, jti, exp * 1000, deps.clock())
+  return true
 }

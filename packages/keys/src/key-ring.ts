@@ -11,7 +11,7 @@ import {
   type TenantKeys,
 } from './internal/key-ops.js'
 import { kidDate } from './internal/kid.js'
-import { isPastGrace, newestActive } from './internal/lifecycle.js'
+import { isPastGrace, newestActive, rs256PeriodStart } from './internal/lifecycle.js'
 import { createRs256Signer } from './internal/rs256-signer.js'
 import { parsePrivateJwk } from './internal/stored-key.js'
 
@@ -54,6 +54,14 @@ export interface KeyRing {
   /** The kid of the key that signs new tokens; undefined for an HS256 tenant. */
   activeKid(): string | undefined
   /**
+   * When the tenant's current RS256 period began (epoch milliseconds), derived from the stored
+   * keys' creation and retirement times, so every replica and restart finds the same answer:
+   * the creation of the oldest key of the unbroken chain of rotations that leads to the active
+   * key. A switch from HS256 starts a period; a rollback to HS256 ends one. Undefined for an
+   * HS256 tenant.
+   */
+  rs256Since(): number | undefined
+  /**
    * The tenant's public keys: the active key and retired keys within the grace. Frozen; the same
    * object until a reload changes what is published.
    */
@@ -79,6 +87,7 @@ export interface KeyRing {
 
 interface Snapshot {
   activeKid: string | undefined
+  rs256Since: number | undefined
   jwks: JwksDocument
   signer: TokenSigner | undefined
 }
@@ -173,6 +182,10 @@ class TenantKeyRing implements KeyRing {
     return this.#current().activeKid
   }
 
+  rs256Since(): number | undefined {
+    return this.#current().rs256Since
+  }
+
   jwks(): JwksDocument {
     return this.#current().jwks
   }
@@ -249,7 +262,13 @@ class TenantKeyRing implements KeyRing {
     // The same object while nothing published changed: caches keyed on it (the issuer's own
     // verifier) stay warm across polls.
     const same = previous !== undefined && JSON.stringify(previous) === JSON.stringify(jwks)
-    this.#snapshot = { activeKid: active?.kid, jwks: same ? previous : jwks, signer }
+    this.#snapshot = {
+      activeKid: active?.kid,
+      // From the keys before pruning: the more of the chain it sees, the earlier, never later.
+      rs256Since: active === undefined ? undefined : rs256PeriodStart(after),
+      jwks: same ? previous : jwks,
+      signer,
+    }
     // Only the active key signs; forgetting the others keeps a long-lived process from holding
     // every private key it has ever used.
     for (const kid of this.#signers.keys()) if (kid !== active?.kid) this.#signers.delete(kid)

@@ -7,10 +7,18 @@ import type { KeyRing } from './key-ring.js'
 export interface AccessTokenVerifierOptions {
   /** The tenant's issuer URL; tokens of any other `iss` do not verify. */
   issuer: string
-  /** The tenant's HS256 secret, when it has one: HS256 tokens verify only with it. */
+  /**
+   * The tenant's HS256 secret, when it has one: HS256 tokens verify only with it. At an RS256
+   * tenant, only HS256 tokens from before the switch verify (see {@link KeyRing.rs256Since}).
+   */
   secret?: string
   /** The tenant's key ring: RS256 tokens verify only with a key it still publishes. */
   ring: KeyRing
+  /**
+   * TOKEN_EXPIRATION_IN_HOURS in seconds: an HS256 token at an RS256 tenant must expire within
+   * one lifetime of the switch.
+   */
+  accessTokenTtlSeconds: number
   /** Clock, epoch milliseconds. */
   now: () => number
 }
@@ -20,10 +28,23 @@ export interface AccessTokenVerifierOptions {
  * from a fixed source (HS256 → the secret, RS256 → the published JWKS by `kid`), so an RSA key
  * can never be used as an HMAC secret. Answers the payload, or undefined when the token does not
  * verify.
+ *
+ * An RS256 tenant still takes HS256 tokens issued before it switched from HS256, until they
+ * expire, but no other: whoever holds the HS256 secret (shared by every HS256 tenant by default)
+ * could forge one. An HS256 token counts only when `iat` is before the start of the current
+ * RS256 period and `exp` at most one token lifetime after it; a token issued before the switch
+ * could not be otherwise. After a rollback to HS256, RS256 tokens keep verifying while their key
+ * is published (the grace), as the verifiers of resource servers would.
  */
 export function createAccessTokenVerifier(
   options: AccessTokenVerifierOptions,
 ): (token: string) => Promise<JWTPayload | undefined> {
+  const ttl = options.accessTokenTtlSeconds
+  if (!(Number.isFinite(ttl) && ttl > 0)) {
+    throw new TypeError(
+      'createAccessTokenVerifier: options.accessTokenTtlSeconds must be a positive number of seconds',
+    )
+  }
   const secretKey =
     options.secret === undefined ? undefined : createSecretKey(Buffer.from(options.secret, 'utf8'))
   let cached: { doc: JwksDocument; set: ReturnType<typeof createLocalJWKSet> } | undefined
@@ -32,6 +53,19 @@ export function createAccessTokenVerifier(
     // The document object only changes on a reload, so one local set serves until then.
     if (cached?.doc !== doc) cached = { doc, set: createLocalJWKSet({ keys: [...doc.keys] }) }
     return cached.set
+  }
+  const ttlMs = ttl * 1000
+  const fromBeforeRs256 = (payload: JWTPayload): boolean => {
+    if (options.ring.algorithm !== 'RS256') return true
+    const since = options.ring.rs256Since()
+    const { iat, exp } = payload
+    return (
+      since !== undefined &&
+      typeof iat === 'number' &&
+      typeof exp === 'number' &&
+      iat * 1000 < since &&
+      exp * 1000 <= since + ttlMs
+    )
   }
   return async (token) => {
     try {
@@ -42,8 +76,11 @@ export function createAccessTokenVerifier(
         requiredClaims: ['exp'],
       }
       if (alg === 'HS256' && secretKey !== undefined) {
-        return (await jwtVerify(token, secretKey, { ...verifyOptions, algorithms: ['HS256'] }))
-          .payload
+        const { payload } = await jwtVerify(token, secretKey, {
+          ...verifyOptions,
+          algorithms: ['HS256'],
+        })
+        return fromBeforeRs256(payload) ? payload : undefined
       }
       if (alg === 'RS256') {
         return (await jwtVerify(token, keySet(), { ...verifyOptions, algorithms: ['RS256'] }))

@@ -14,7 +14,7 @@ export type StoreErrorCode =
   /** The store was used after `close()`. */
   | 'ERR_STORE_CLOSED'
   /**
-   * A save whose key (code hash, token hash, family or login id) is already taken within the
+   * A save whose key (code hash, token hash or family id) is already taken within the
    * tenant. Hashes of random values never collide, so this means a broken id or token source.
    */
   | 'ERR_STORE_CONFLICT'

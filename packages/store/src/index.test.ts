@@ -2,7 +2,6 @@ import type {
   AuthorizationCodeStore,
   ExpiryStore,
   FailureCount,
-  LoginTransactionStore,
   RefreshTokenStore,
   RotateResult,
   ThrottleStore,
@@ -24,7 +23,6 @@ describe('@tessera/store public types', () => {
     expectTypeOf<Store['throttle']>().toEqualTypeOf<ThrottleStore>()
     expectTypeOf<Store['codes']>().toEqualTypeOf<AuthorizationCodeStore>()
     expectTypeOf<Store['refreshTokens']>().toEqualTypeOf<RefreshTokenStore>()
-    expectTypeOf<Store['logins']>().toEqualTypeOf<LoginTransactionStore>()
     expectTypeOf<Store['expiry']>().toEqualTypeOf<ExpiryStore>()
     expectTypeOf<
       ReturnType<RefreshTokenStore['rotateRefreshToken']>

@@ -3,8 +3,6 @@ import type {
   AuthorizationCodeStore,
   ExpiryStore,
   FailureCount,
-  LoginTransaction,
-  LoginTransactionStore,
   MarkStore,
   RefreshFamily,
   RefreshTokenRecord,
@@ -18,7 +16,6 @@ import { StoreError } from './errors.js'
 import type { Store } from './store.js'
 import {
   checkCode,
-  checkLoginTransaction,
   checkMarkArgs,
   checkRedeemArgs,
   checkSecretArgs,
@@ -84,22 +81,6 @@ function copyToken(t: RefreshTokenRecord): RefreshTokenRecord {
   return token
 }
 
-function copyLogin(l: LoginTransaction): LoginTransaction {
-  const transaction: LoginTransaction = {
-    id: l.id,
-    tenant: l.tenant,
-    clientId: l.clientId,
-    redirectUri: l.redirectUri,
-    scope: l.scope,
-    bindingHash: l.bindingHash,
-    createdAt: l.createdAt,
-    expiresAt: l.expiresAt,
-  }
-  if (l.state !== undefined) transaction.state = l.state
-  if (l.codeChallenge !== undefined) transaction.codeChallenge = l.codeChallenge
-  return transaction
-}
-
 /** Rows keyed by (tenant, id), as in a table whose primary key is that pair. */
 class Table<T> {
   readonly #tenants = new Map<string, Map<string, T>>()
@@ -116,14 +97,6 @@ class Table<T> {
     const rows = this.#tenants.get(tenant) ?? new Map<string, T>()
     rows.set(id, row)
     this.#tenants.set(tenant, rows)
-  }
-
-  /** Removes and returns one row. */
-  take(tenant: string, id: string): T | undefined {
-    const rows = this.#tenants.get(tenant)
-    const row = rows?.get(id)
-    rows?.delete(id)
-    return row
   }
 
   rows(tenant: string): IterableIterator<T> {
@@ -166,7 +139,6 @@ export function createMemoryStore(): Store {
   const codeRows = new Table<AuthorizationCodeRecord>()
   const familyRows = new Table<RefreshFamily>()
   const tokenRows = new Table<RefreshTokenRecord>()
-  const loginRows = new Table<LoginTransaction>()
   /** Expiry (epoch ms) of each mark, by tenant and then by the (kind, id) pair as JSON. */
   const markRows = new Table<number>()
   const secretValues = new Map<string, string>()
@@ -307,17 +279,21 @@ export function createMemoryStore(): Store {
           if (familyRows.has(tenant, issue.family.familyId)) {
             throw conflictError('the refresh family')
           }
-          if (tokenRows.has(tenant, issue.tokenHash)) throw conflictError('the refresh token')
+          if (issue.tokenHash !== undefined && tokenRows.has(tenant, issue.tokenHash)) {
+            throw conflictError('the refresh token')
+          }
           family = copyFamily(issue.family)
         }
         code.consumedAt = now
         if (issue !== undefined && family !== undefined) {
           familyRows.set(tenant, family.familyId, family)
-          tokenRows.set(tenant, issue.tokenHash, {
-            tokenHash: issue.tokenHash,
-            familyId: family.familyId,
-            createdAt: now,
-          })
+          if (issue.tokenHash !== undefined) {
+            tokenRows.set(tenant, issue.tokenHash, {
+              tokenHash: issue.tokenHash,
+              familyId: family.familyId,
+              createdAt: now,
+            })
+          }
         }
         return true
       })
@@ -380,6 +356,13 @@ export function createMemoryStore(): Store {
         return rotate(tenant, oldHash, newHash, now, clientId)
       })
     },
+    findFamily(tenant, familyId) {
+      return settle(() => {
+        open()
+        const family = familyRows.get(tenant, familyId)
+        return family === undefined ? undefined : copyFamily(family)
+      })
+    },
     revokeFamily(tenant, familyId, now) {
       return settle(() => {
         open()
@@ -395,30 +378,6 @@ export function createMemoryStore(): Store {
         for (const family of familyRows.rows(tenant)) {
           if (family.codeHash === codeHash) family.revokedAt ??= now
         }
-      })
-    },
-  }
-
-  const logins: LoginTransactionStore = {
-    saveLoginTransaction(transaction) {
-      return settle(() => {
-        open()
-        checkLoginTransaction('saveLoginTransaction', transaction)
-        if (loginRows.has(transaction.tenant, transaction.id)) {
-          throw conflictError('the login transaction')
-        }
-        loginRows.set(transaction.tenant, transaction.id, copyLogin(transaction))
-      })
-    },
-    takeLoginTransaction(tenant, id, now) {
-      return settle(() => {
-        open()
-        checkTime('takeLoginTransaction', 'now', now)
-        // Taken even when expired, as the SQL adapter's DELETE … RETURNING does.
-        const transaction = loginRows.take(tenant, id)
-        return transaction !== undefined && transaction.expiresAt > now
-          ? copyLogin(transaction)
-          : undefined
       })
     },
   }
@@ -469,7 +428,6 @@ export function createMemoryStore(): Store {
         checkTime('purgeExpired', 'now', now)
         let deleted =
           codeRows.deleteWhere((code) => code.expiresAt <= now - CODE_RETENTION_MS) +
-          loginRows.deleteWhere((transaction) => transaction.expiresAt <= now) +
           tokenRows.deleteWhere((token, tenant) => {
             const family = familyRows.get(tenant, token.familyId)
             return family === undefined || family.expiresAt <= now
@@ -492,7 +450,6 @@ export function createMemoryStore(): Store {
     throttle,
     codes,
     refreshTokens,
-    logins,
     marks,
     secrets,
     expiry,
@@ -510,7 +467,6 @@ export function createMemoryStore(): Store {
         codeRows.clear()
         familyRows.clear()
         tokenRows.clear()
-        loginRows.clear()
         markRows.clear()
         secretValues.clear()
       })

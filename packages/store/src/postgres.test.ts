@@ -23,7 +23,6 @@ import { openStore, type Store } from './store.js'
 import {
   codeRecord,
   describeStoreContract,
-  loginTransaction,
   refreshFamily,
   sha256,
   startFamily,
@@ -328,6 +327,23 @@ describe('openPostgresStore', () => {
            claims, created_at, expires_at) VALUES ('acme', 'h', 'web', 'u', 's', 'alice', '[1]', 0, 1)`,
       ),
     ).rejects.toMatchObject({ code: '23514' })
+  })
+
+  it('sweeps the expired login transactions that an earlier version stored', async () => {
+    const store = await open()
+    for (const [id, expiresAt] of [
+      ['old', t0 + 600_000],
+      ['live', t0 + 600_001],
+    ] as const) {
+      await raw.query(
+        `INSERT INTO login_transactions (tenant, id, client_id, redirect_uri, scope, binding_hash,
+           created_at, expires_at) VALUES ('acme', $1, 'web', 'https://app.example/cb', '', 'b', $2, $3)`,
+        [id, t0, expiresAt],
+      )
+    }
+    expect(await store.expiry.purgeExpired(t0 + 600_000)).toBe(1)
+    const { rows } = await raw.query<{ id: string }>('SELECT id FROM login_transactions')
+    expect(rows).toEqual([{ id: 'live' }])
   })
 
   it('counts throttle keys byte for byte, U+0000 included', async () => {
@@ -736,17 +752,6 @@ describe('openPostgresStore: four pools on one database, as four replicas', () =
     for (const store of stores) {
       expect(await store.keys.listKeys('acme')).toMatchObject([{ publicJwk: winner }])
     }
-  })
-
-  it('hands a login transaction to exactly one of 20 takes', async () => {
-    const stores = await replicas()
-    await nth(stores, 0).logins.saveLoginTransaction(loginTransaction())
-    const taken = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        nth(stores, i).logins.takeLoginTransaction('acme', sha256('csrf-1'), t0),
-      ),
-    )
-    expect(taken.filter((t) => t !== undefined)).toHaveLength(1)
   })
 
   it('loses no failure among 40 concurrent ones', async () => {

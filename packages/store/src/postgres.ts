@@ -2,7 +2,6 @@ import type {
   AuthorizationCodeStore,
   ExpiryStore,
   FailureCount,
-  LoginTransactionStore,
   MarkStore,
   RefreshTokenStore,
   RotateResult,
@@ -16,7 +15,6 @@ import { StoreError } from './errors.js'
 import type { Store } from './store.js'
 import {
   checkCode,
-  checkLoginTransaction,
   checkMarkArgs,
   checkRedeemArgs,
   checkSecretArgs,
@@ -35,8 +33,8 @@ import {
 import { migratePostgres } from './internal/pg-migrations.js'
 import {
   parseCodeRow,
+  parseFamilyRow,
   parseKeyRow,
-  parseLoginRow,
   parsePrunedKidRow,
   parseSecretRow,
   parseThrottleRow,
@@ -131,8 +129,6 @@ export async function openPostgresStore(
 const KEY_COLUMNS = 'tenant, kid, alg, public_jwk, private_key, created_at, state, retired_at'
 const CODE_COLUMNS = `tenant, code_hash, client_id, redirect_uri, code_challenge, scope, sub, claims,
   created_at, expires_at, consumed_at`
-const LOGIN_COLUMNS = `tenant, id, client_id, redirect_uri, state, code_challenge, scope,
-  binding_hash, created_at, expires_at`
 // The token's own columns are prefixed so that they cannot shadow the family's.
 const TOKEN_FAMILY_SELECT = `
   SELECT f.tenant, f.family_id, f.client_id, f.sub, f.scope, f.claims, f.code_hash,
@@ -212,10 +208,11 @@ const CONSUME_CODE = `UPDATE authorization_codes SET consumed_at = $3
   WHERE tenant = $1 AND code_hash = $2 AND consumed_at IS NULL AND expires_at > $3`
 
 /**
- * CONSUME_CODE, then the family ($4 … $12) and its first token ($13), in one statement. The
- * INSERTs read the row the step before returned, so they run only for the redemption that won;
- * the token's foreign key is checked at the end of the statement, when its family exists.
- * Parameters are cast: in an INSERT … SELECT, an untyped one would be taken for text.
+ * CONSUME_CODE, then the family ($4 … $12) and its first token ($13, none when NULL), in one
+ * statement. The INSERTs read the row the step before returned, so they run only for the
+ * redemption that won; the token's foreign key is checked at the end of the statement, when its
+ * family exists. Parameters are cast: in an INSERT … SELECT, an untyped one would be taken for
+ * text.
  */
 const REDEEM_CODE = `
   WITH consumed AS (
@@ -232,7 +229,7 @@ const REDEEM_CODE = `
   ),
   token AS (
     INSERT INTO refresh_tokens (tenant, token_hash, family_id, created_at, spent_at)
-    SELECT tenant, $13::text, family_id, $3::bigint, NULL FROM family
+    SELECT tenant, $13::text, family_id, $3::bigint, NULL FROM family WHERE $13::text IS NOT NULL
     RETURNING token_hash
   )
   SELECT (SELECT count(*) FROM consumed)::int AS redeemed`
@@ -515,7 +512,7 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
           family.createdAt,
           family.expiresAt,
           family.revokedAt ?? null,
-          issue.tokenHash,
+          issue.tokenHash ?? null,
         ])
         return rows[0]?.redeemed === 1
       })
@@ -586,6 +583,17 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
     rotateRefreshTokenForClient(tenant, clientId, oldHash, newHash, now) {
       return rotate('rotateRefreshTokenForClient', tenant, oldHash, newHash, now, clientId)
     },
+    findFamily(tenant, familyId) {
+      return run('findFamily', async (sql) => {
+        const { rows } = await sql(
+          `SELECT tenant, family_id, client_id, sub, scope, claims, code_hash, created_at,
+             expires_at, revoked_at
+           FROM refresh_families WHERE tenant = $1 AND family_id = $2`,
+          [tenant, familyId],
+        )
+        return rows.length === 0 ? undefined : parseFamilyRow(rows[0])
+      })
+    },
     revokeFamily(tenant, familyId, now) {
       return run('revokeFamily', async (sql) => {
         checkTime('revokeFamily', 'now', now)
@@ -605,45 +613,6 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
            WHERE tenant = $1 AND code_hash = $2 AND revoked_at IS NULL`,
           [tenant, codeHash, now],
         )
-      })
-    },
-  }
-
-  const logins: LoginTransactionStore = {
-    saveLoginTransaction(transaction) {
-      return run('saveLoginTransaction', async (sql) => {
-        checkLoginTransaction('saveLoginTransaction', transaction)
-        await sql(
-          `INSERT INTO login_transactions (${LOGIN_COLUMNS})
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-          [
-            transaction.tenant,
-            transaction.id,
-            transaction.clientId,
-            transaction.redirectUri,
-            transaction.state === undefined ? null : utf8(transaction.state),
-            transaction.codeChallenge ?? null,
-            transaction.scope,
-            transaction.bindingHash,
-            transaction.createdAt,
-            transaction.expiresAt,
-          ],
-        )
-      })
-    },
-    takeLoginTransaction(tenant, id, now) {
-      return run('takeLoginTransaction', async (sql) => {
-        checkTime('takeLoginTransaction', 'now', now)
-        // One statement: of concurrent takes, on any replica, only one gets the row back. An
-        // expired one is deleted all the same.
-        const { rows } = await sql(
-          `DELETE FROM login_transactions WHERE tenant = $1 AND id = $2
-           RETURNING ${LOGIN_COLUMNS}`,
-          [tenant, id],
-        )
-        if (rows.length === 0) return undefined
-        const transaction = parseLoginRow(rows[0])
-        return transaction.expiresAt > now ? transaction : undefined
       })
     },
   }
@@ -703,6 +672,7 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
         checkTime('purgeExpired', 'now', now)
         const deletes: [string, number][] = [
           ['DELETE FROM authorization_codes WHERE expires_at <= $1', now - CODE_RETENTION_MS],
+          // Login forms are no longer stored; this sweeps the rows an earlier version left.
           ['DELETE FROM login_transactions WHERE expires_at <= $1', now],
           // Deleted explicitly, not left to ON DELETE CASCADE, so that they are counted.
           [
@@ -731,7 +701,6 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
     throttle,
     codes,
     refreshTokens,
-    logins,
     marks,
     secrets,
     expiry,

@@ -13,7 +13,6 @@ import type { Store } from './store.js'
 import {
   codeRecord,
   describeStoreContract,
-  loginTransaction,
   refreshFamily,
   sha256,
   startFamily,
@@ -212,18 +211,6 @@ describe('openSqliteStore: two stores on one file, as two replicas', () => {
         family: { revokedAt: t0 + 1 },
       })
     }
-  })
-
-  it('hands a login transaction to exactly one of 20 takes spread over both', async () => {
-    const file = freshFile()
-    const [a, b] = await Promise.all([open(file), open(file)])
-    await a.logins.saveLoginTransaction(loginTransaction())
-    const taken = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        (i % 2 === 0 ? b : a).logins.takeLoginTransaction('acme', sha256('csrf-1'), t0),
-      ),
-    )
-    expect(taken.filter((t) => t !== undefined)).toHaveLength(1)
   })
 })
 
@@ -450,7 +437,7 @@ describe('openSqliteStore: file modes (#11)', () => {
 })
 
 describe('openSqliteStore: the grant tables', () => {
-  it('keeps codes, families, tokens and login transactions across close and reopen', async () => {
+  it('keeps codes, families and tokens across close and reopen', async () => {
     const file = freshFile()
     const first = await open(file)
     await first.codes.saveCode(codeRecord())
@@ -459,7 +446,6 @@ describe('openSqliteStore: the grant tables', () => {
       tokenHash: sha256('rt-1'),
     })
     await first.refreshTokens.rotateRefreshToken('acme', sha256('rt-1'), sha256('rt-2'), t0 + 1)
-    await first.logins.saveLoginTransaction(loginTransaction())
     await first.close()
 
     const second = await open(file)
@@ -475,12 +461,9 @@ describe('openSqliteStore: the grant tables', () => {
       token: { tokenHash: sha256('rt-2'), familyId: 'family-1', createdAt: t0 + 1 },
       family: { ...refreshFamily(), revokedAt: t0 + 2 },
     })
-    expect(await second.logins.takeLoginTransaction('acme', sha256('csrf-1'), t0)).toStrictEqual(
-      loginTransaction(),
-    )
   })
 
-  it('stores an absent optional field as NULL and an empty state as an empty string', async () => {
+  it('stores an absent optional field as NULL', async () => {
     const file = freshFile()
     const store = await open(file)
     await store.codes.saveCode(codeRecord({ codeChallenge: undefined }))
@@ -488,10 +471,6 @@ describe('openSqliteStore: the grant tables', () => {
       family: refreshFamily({ codeHash: undefined }),
       tokenHash: sha256('rt-1'),
     })
-    await store.logins.saveLoginTransaction(
-      loginTransaction({ id: 'none', state: undefined, codeChallenge: undefined }),
-    )
-    await store.logins.saveLoginTransaction(loginTransaction({ id: 'empty', state: '' }))
     const db = raw(file)
     expect(
       db.prepare('SELECT code_challenge, typeof(claims) AS claims FROM authorization_codes').get(),
@@ -501,12 +480,21 @@ describe('openSqliteStore: the grant tables', () => {
       revoked_at: null,
     })
     expect(db.prepare('SELECT spent_at FROM refresh_tokens').get()).toEqual({ spent_at: null })
-    expect(
-      db.prepare('SELECT id, state, code_challenge FROM login_transactions ORDER BY id').all(),
-    ).toEqual([
-      { id: 'empty', state: '', code_challenge: loginTransaction().codeChallenge },
-      { id: 'none', state: null, code_challenge: null },
-    ])
+    db.close()
+  })
+
+  it('sweeps the expired login transactions that an earlier version stored', async () => {
+    const file = freshFile()
+    const store = await open(file)
+    const db = new Database(file)
+    const insert = db.prepare(
+      `INSERT INTO login_transactions (tenant, id, client_id, redirect_uri, scope, binding_hash,
+         created_at, expires_at) VALUES ('acme', ?, 'web', 'https://app.example/cb', '', 'b', ?, ?)`,
+    )
+    insert.run('old', t0, t0 + 600_000)
+    insert.run('live', t0, t0 + 600_001)
+    expect(await store.expiry.purgeExpired(t0 + 600_000)).toBe(1)
+    expect(db.prepare('SELECT id FROM login_transactions').all()).toEqual([{ id: 'live' }])
     db.close()
   })
 

@@ -6,7 +6,6 @@ import type {
   ExpiryStore,
   FailureCount,
   FamilyIssue,
-  LoginTransactionStore,
   MarkStore,
   RefreshTokenStore,
   RotateResult,
@@ -19,7 +18,6 @@ import { StoreError } from './errors.js'
 import type { Store } from './store.js'
 import {
   checkCode,
-  checkLoginTransaction,
   checkMarkArgs,
   checkRedeemArgs,
   checkSecretArgs,
@@ -32,9 +30,9 @@ import { CODE_RETENTION_MS, rotationStep } from './internal/lifecycle.js'
 import { settle } from './internal/settle.js'
 import {
   parseCodeRow,
+  parseFamilyRow,
   parseKeyRow,
   parsePrunedKidRow,
-  parseLoginRow,
   parseSecretRow,
   parseThrottleRow,
   parseTokenFamilyRow,
@@ -151,23 +149,8 @@ interface FamilyParams {
   revokedAt: number | null
 }
 
-interface LoginParams {
-  tenant: string
-  id: string
-  clientId: string
-  redirectUri: string
-  state: string | null
-  codeChallenge: string | null
-  scope: string
-  bindingHash: string
-  createdAt: number
-  expiresAt: number
-}
-
 const CODE_COLUMNS = `tenant, code_hash, client_id, redirect_uri, code_challenge, scope, sub, claims,
   created_at, expires_at, consumed_at`
-const LOGIN_COLUMNS = `tenant, id, client_id, redirect_uri, state, code_challenge, scope,
-  binding_hash, created_at, expires_at`
 
 /** Runs an INSERT; a taken primary key becomes ERR_STORE_CONFLICT, anything else is rethrown. */
 function insertOnce(what: string, insert: () => unknown): void {
@@ -267,6 +250,11 @@ function createSqliteStore(db: Database.Database, file: string): Store {
     `UPDATE refresh_tokens SET spent_at = ?
      WHERE tenant = ? AND token_hash = ? AND spent_at IS NULL`,
   )
+  const selectFamily = db.prepare<[string, string]>(
+    `SELECT tenant, family_id, client_id, sub, scope, claims, code_hash, created_at, expires_at,
+       revoked_at
+     FROM refresh_families WHERE tenant = ? AND family_id = ?`,
+  )
   // A family keeps the time of its first revocation.
   const revokeFamily = db.prepare<[number, string, string]>(
     `UPDATE refresh_families SET revoked_at = ?
@@ -276,15 +264,8 @@ function createSqliteStore(db: Database.Database, file: string): Store {
     `UPDATE refresh_families SET revoked_at = ?
      WHERE tenant = ? AND code_hash = ? AND revoked_at IS NULL`,
   )
-  const insertLogin = db.prepare<LoginParams>(
-    `INSERT INTO login_transactions (${LOGIN_COLUMNS})
-     VALUES (@tenant, @id, @clientId, @redirectUri, @state, @codeChallenge, @scope, @bindingHash,
-       @createdAt, @expiresAt)`,
-  )
-  const takeLogin = db.prepare<[string, string]>(
-    `DELETE FROM login_transactions WHERE tenant = ? AND id = ? RETURNING ${LOGIN_COLUMNS}`,
-  )
   const purgeCodes = db.prepare<[number]>('DELETE FROM authorization_codes WHERE expires_at <= ?')
+  // Login forms are no longer stored; this sweeps the rows an earlier version left behind.
   const purgeLogins = db.prepare<[number]>('DELETE FROM login_transactions WHERE expires_at <= ?')
   // Deleted explicitly, not left to ON DELETE CASCADE, so that they are counted.
   const purgeTokens = db.prepare<[number]>(
@@ -319,7 +300,7 @@ function createSqliteStore(db: Database.Database, file: string): Store {
             revokedAt: family.revokedAt ?? null,
           }),
         )
-        addToken(tenant, issue.tokenHash, family.familyId, now)
+        if (issue.tokenHash !== undefined) addToken(tenant, issue.tokenHash, family.familyId, now)
       }
       return true
     },
@@ -583,6 +564,13 @@ function createSqliteStore(db: Database.Database, file: string): Store {
     rotateRefreshTokenForClient(tenant, clientId, oldHash, newHash, now) {
       return queueRotation('rotateRefreshTokenForClient', [tenant, oldHash, newHash, now, clientId])
     },
+    findFamily(tenant, familyId) {
+      return settle(() => {
+        use()
+        const row = selectFamily.get(tenant, familyId)
+        return row === undefined ? undefined : parseFamilyRow(row)
+      })
+    },
     revokeFamily(tenant, familyId, now) {
       return settle(() => {
         use()
@@ -595,43 +583,6 @@ function createSqliteStore(db: Database.Database, file: string): Store {
         use()
         checkTime('revokeFamiliesByCode', 'now', now)
         revokeFamiliesByCode.run(now, tenant, codeHash)
-      })
-    },
-  }
-
-  const logins: LoginTransactionStore = {
-    saveLoginTransaction(transaction) {
-      return settle(() => {
-        use()
-        checkLoginTransaction('saveLoginTransaction', transaction)
-        insertOnce('the login transaction', () =>
-          insertLogin.run({
-            tenant: transaction.tenant,
-            id: transaction.id,
-            clientId: transaction.clientId,
-            redirectUri: transaction.redirectUri,
-            state: transaction.state ?? null,
-            codeChallenge: transaction.codeChallenge ?? null,
-            scope: transaction.scope,
-            bindingHash: transaction.bindingHash,
-            createdAt: transaction.createdAt,
-            expiresAt: transaction.expiresAt,
-          }),
-        )
-        checkpointer.wrote()
-      })
-    },
-    takeLoginTransaction(tenant, id, now) {
-      return settle(() => {
-        use()
-        checkTime('takeLoginTransaction', 'now', now)
-        // One statement: of concurrent takes, only one gets the row back. An expired one is
-        // deleted all the same.
-        const row = takeLogin.get(tenant, id)
-        checkpointer.wrote()
-        if (row === undefined) return undefined
-        const transaction = parseLoginRow(row)
-        return transaction.expiresAt > now ? transaction : undefined
       })
     },
   }
@@ -707,7 +658,6 @@ function createSqliteStore(db: Database.Database, file: string): Store {
     throttle,
     codes,
     refreshTokens,
-    logins,
     marks,
     secrets,
     expiry,

@@ -1,7 +1,6 @@
 import type {
   AuthorizationCodeStore,
   ExpiryStore,
-  LoginTransactionStore,
   MarkStore,
   RefreshTokenStore,
   SecretStore,
@@ -23,13 +22,11 @@ export interface Store {
   readonly codes: AuthorizationCodeStore
   /** Refresh-token families, with rotation and reuse detection (@tessera/grants). */
   readonly refreshTokens: RefreshTokenStore
-  /** Pending sign-ins between /authorize and its login form, each taken once (@tessera/grants). */
-  readonly logins: LoginTransactionStore
   /** Expiring marks: single-use identifiers and revocations, until they expire (@tessera/grants). */
   readonly marks: MarkStore
   /** Server-wide secrets, one value per name for every replica (@tessera/grants). */
   readonly secrets: SecretStore
-  /** Removal of expired codes, login transactions, families, throttle windows and marks. */
+  /** Removal of expired codes, families, throttle windows and marks. */
   readonly expiry: ExpiryStore
   /** Resolves when the database answers; for readiness probes. */
   ping(): Promise<void>

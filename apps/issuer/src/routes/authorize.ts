@@ -6,12 +6,33 @@ import type { TenantState } from '../http/tenant.js'
 import { STYLE_HASH } from '../views/html.js'
 import { renderErrorPage, renderLoginPage } from '../views/login.js'
 
-/** The cookie that binds a login transaction to the browser that started it. */
+/** The cookie that binds a login form to the browser it was shown to. */
 const BINDING_COOKIE = 'tessera_login'
 
 export interface AuthorizeRouteDeps {
   grants: GrantDeps
   maxBodyBytes: number
+}
+
+// CSP3 scheme-source and host-source grammar (no path): what a source may be made of, so that
+// no configured value can close the directive and add one of its own.
+const CSP_SOURCE = /^[a-z][a-z0-9+.-]*:(\/\/(\*|[a-z0-9-]+(\.[a-z0-9-]+)*)(:\d+)?)?$/i
+
+/**
+ * The CSP source that allows the redirect to `redirectUri`: its origin (with the port), or for a
+ * private-use scheme (RFC 8252 §7.1) the scheme itself, since such a URI has no origin (its
+ * `origin` is the string "null", which matches nothing). A host source cannot name an IPv6
+ * literal (Chromium drops `http://[::1]:port` as invalid), so `[::1]` becomes any host at that
+ * exact port.
+ */
+function formActionSource(redirectUri: string): string | undefined {
+  const url = new URL(redirectUri)
+  let source = url.origin
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') source = url.protocol
+  else if (url.hostname.startsWith('[')) {
+    source = `${url.protocol}//*${url.port === '' ? '' : `:${url.port}`}`
+  }
+  return CSP_SOURCE.test(source) ? source : undefined
 }
 
 /**
@@ -21,7 +42,8 @@ export interface AuthorizeRouteDeps {
 function setPageHeaders(ctx: Context, redirectUri?: string): void {
   const formAction = ["'self'"]
   // Chromium applies form-action to the redirect that follows the form's POST.
-  if (redirectUri !== undefined) formAction.push(new URL(redirectUri).origin)
+  const target = redirectUri === undefined ? undefined : formActionSource(redirectUri)
+  if (target !== undefined) formAction.push(target)
   ctx.set(
     'Content-Security-Policy',
     [
@@ -54,12 +76,8 @@ async function showLogin(
   extra: { message?: string; username?: string; retryAfterSeconds?: number } = {},
 ): Promise<void> {
   const { tenant } = ctx.state
-  const form = await beginLogin(
-    request,
-    ctx.cookies.get(BINDING_COOKIE),
-    tenant.context,
-    deps.grants,
-  )
+  const form = await beginLogin(request, tenant.context, deps.grants)
+  // A fresh value with every form: whatever cookie the browser sent is replaced, never adopted.
   ctx.cookies.set(BINDING_COOKIE, form.bindingValue, {
     httpOnly: true,
     sameSite: 'lax',

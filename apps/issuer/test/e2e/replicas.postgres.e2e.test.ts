@@ -12,7 +12,7 @@ import { postForm, send } from '../support/http.js'
 import type { HttpResponse } from '../support/http.js'
 import { FIXTURES, JWT_SECRET, RS, startIssuer } from '../support/issuer.js'
 import type { RunningIssuer } from '../support/issuer.js'
-import { pkce, signIn } from '../support/oauth.js'
+import { openLogin, pkce, signIn, submitLogin } from '../support/oauth.js'
 import { runCli, startIssuerCli } from '../support/process.js'
 import type { IssuerCli } from '../support/process.js'
 
@@ -104,6 +104,36 @@ describe('two replicas sharing one PostgreSQL', { timeout: 120_000 }, () => {
     expect(res.status).toBe(200)
     const { access_token: accessToken } = res.json as { access_token: string }
     await verifyAt(a, accessToken)
+  })
+
+  it('takes at one replica the login form the other showed, once (issue #11)', async () => {
+    const request = {
+      response_type: 'code',
+      client_id: RS.client,
+      redirect_uri: REDIRECT_URI,
+      state: 'replicas',
+      code_challenge: pkce().challenge,
+      code_challenge_method: 'S256',
+    }
+    const [fromA, fromB] = await Promise.all([
+      openLogin(a.url, RS.host, request),
+      openLogin(b.url, RS.host, request),
+    ])
+    const fields = (csrfToken: string) => ({
+      csrf_token: csrfToken,
+      username: 'alice',
+      password: 'alice-password',
+    })
+    const crossed = await submitLogin(b.url, RS.host, fields(fromA.csrfToken), fromA.cookie)
+    expect(crossed.status).toBe(303)
+    // Posted to both replicas at once: one code, and the other posts find the form used.
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        submitLogin((i % 2 === 0 ? a : b).url, RS.host, fields(fromB.csrfToken), fromB.cookie),
+      ),
+    )
+    expect(results.filter((res) => res.status === 303)).toHaveLength(1)
+    expect(results.filter((res) => res.text.includes('already used'))).toHaveLength(7)
   })
 
   it('keeps a refresh chain going while it alternates between the replicas', async () => {

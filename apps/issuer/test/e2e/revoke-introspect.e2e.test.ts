@@ -1,6 +1,8 @@
+import { createSecretKey } from 'node:crypto'
+import { SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { basicAuth, postForm, send } from '../support/http.js'
-import { HS, RS, startIssuer, tempDir } from '../support/issuer.js'
+import { HS, JWT_SECRET, RS, startIssuer, tempDir } from '../support/issuer.js'
 import type { RunningIssuer } from '../support/issuer.js'
 import { signIn } from '../support/oauth.js'
 
@@ -57,7 +59,7 @@ describe('POST /revoke and POST /introspect', () => {
     const access = await post('/introspect', { token: t.access_token })
     expect(access.json).toMatchObject({
       active: true,
-      token_type: 'access_token',
+      token_type: 'bearer',
       iss: RS.issuer,
       aud: RS.audience,
       sub: 'user-alice',
@@ -82,12 +84,49 @@ describe('POST /revoke and POST /introspect', () => {
     expect((await post('/introspect', { token: t.refresh_token })).json).toEqual({ active: false })
   })
 
-  it('answers 200 for an unknown token and refuses to pretend to revoke an access token', async () => {
+  it('answers 200 for an unknown token, and revokes an access token (#11)', async () => {
     expect((await post('/revoke', { token: 'unknown-token' })).status).toBe(200)
+    expect((await post('/revoke', { token: 'a.b.c' })).status).toBe(200)
     const t = await tokens()
     const res = await post('/revoke', { token: t.access_token })
-    expect(res.status).toBe(400)
-    expect(res.json).toMatchObject({ error: 'unsupported_token_type' })
+    expect(res.status).toBe(200)
+    expect(res.text).toBe('')
+    expect((await post('/introspect', { token: t.access_token })).json).toEqual({ active: false })
+  })
+
+  it('takes a token with a jti it never issues for inactive, without a 500 (#11)', async () => {
+    const hsAuth = { authorization: basicAuth(HS.client, HS.secret) }
+    const now = Math.floor(Date.now() / 1000)
+    for (const jti of ['x'.repeat(600), 'a.b.c', '\ud800', undefined]) {
+      // Only a holder of the HS256 secret could sign these.
+      const token = await new SignJWT({
+        client_id: HS.client,
+        ...(jti === undefined ? {} : { jti }),
+      })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setIssuer(HS.issuer)
+        .setSubject('user-alice')
+        .setIssuedAt(now)
+        .setExpirationTime(now + 600)
+        .sign(createSecretKey(Buffer.from(JWT_SECRET, 'utf8')))
+      const revoked = await send(issuer.url, {
+        method: 'POST',
+        path: '/revoke',
+        host: HS.host,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...hsAuth },
+        body: new URLSearchParams({ token }).toString(),
+      })
+      expect(revoked.status).toBe(200)
+      const introspected = await send(issuer.url, {
+        method: 'POST',
+        path: '/introspect',
+        host: HS.host,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...hsAuth },
+        body: new URLSearchParams({ token }).toString(),
+      })
+      expect(introspected.status).toBe(200)
+      expect(introspected.json).toEqual({ active: false })
+    }
   })
 
   it('requires client authentication, and introspection a confidential client', async () => {

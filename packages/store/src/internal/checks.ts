@@ -1,9 +1,4 @@
-import type {
-  AuthorizationCodeRecord,
-  FamilyIssue,
-  LoginTransaction,
-  RefreshFamily,
-} from '@tessera/grants'
+import type { AuthorizationCodeRecord, FamilyIssue, RefreshFamily } from '@tessera/grants'
 import { StoreError } from '../errors.js'
 
 /** Argument checks shared by the adapters, so that both refuse the same misuse the same way. */
@@ -86,23 +81,10 @@ export function checkRedeemArgs(tenant: string, now: number, issue: FamilyIssue 
   checkTime(method, 'now', now)
   if (issue === undefined) return
   checkFamily(method, issue.family)
-  checkText(method, 'tokenHash', issue.tokenHash)
+  checkOptionalText(method, 'tokenHash', issue.tokenHash)
   if (issue.family.tenant !== tenant) {
     throw new TypeError(`${method}: issue.family.tenant must be the tenant of the code`)
   }
-}
-
-export function checkLoginTransaction(method: string, transaction: LoginTransaction): void {
-  checkText(method, 'id', transaction.id)
-  checkText(method, 'tenant', transaction.tenant)
-  checkText(method, 'clientId', transaction.clientId)
-  checkText(method, 'redirectUri', transaction.redirectUri)
-  checkOptionalText(method, 'state', transaction.state)
-  checkOptionalText(method, 'codeChallenge', transaction.codeChallenge)
-  checkText(method, 'scope', transaction.scope)
-  checkText(method, 'bindingHash', transaction.bindingHash)
-  checkTime(method, 'createdAt', transaction.createdAt)
-  checkTime(method, 'expiresAt', transaction.expiresAt)
 }
 
 /** The error for a save whose primary key is taken; `what` names the record, never its key. */

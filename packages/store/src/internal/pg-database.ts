@@ -165,7 +165,6 @@ const CONFLICTS: Record<string, string> = {
   authorization_codes_pkey: 'the authorization code',
   refresh_families_pkey: 'the refresh family',
   refresh_tokens_pkey: 'the refresh token',
-  login_transactions_pkey: 'the login transaction',
 }
 
 /**

@@ -1,7 +1,6 @@
 import type {
   AuthorizationCodeRecord,
   FailureCount,
-  LoginTransaction,
   RefreshFamily,
   RefreshTokenRecord,
 } from '@tessera/grants'
@@ -56,17 +55,17 @@ const CodeRowSchema = z.object({
   consumed_at: z.int().nullable(),
 })
 
-const LoginRowSchema = z.object({
+const FamilyRowSchema = z.object({
   tenant: z.string(),
-  id: z.string(),
+  family_id: z.string(),
   client_id: z.string(),
-  redirect_uri: z.string(),
-  state: z.string().nullable(),
-  code_challenge: z.string().nullable(),
+  sub: z.string(),
   scope: z.string(),
-  binding_hash: z.string(),
+  claims: ClaimsSchema,
+  code_hash: z.string().nullable(),
   created_at: z.int(),
   expires_at: z.int(),
+  revoked_at: z.int().nullable(),
 })
 
 function invalid(what: string, error: z.ZodError): StoreError {
@@ -268,24 +267,24 @@ export function parseTokenFamilyRow(row: unknown): {
   return { token, family }
 }
 
-/** A row of `login_transactions`; NULL columns leave their optional fields out. */
-export function parseLoginRow(row: unknown): LoginTransaction {
-  const result = LoginRowSchema.safeParse(row)
-  if (!result.success) throw invalid('a login_transactions row', result.error)
+/** A row of `refresh_families`; NULL columns leave their optional fields out. */
+export function parseFamilyRow(row: unknown): RefreshFamily {
+  const result = FamilyRowSchema.safeParse(row)
+  if (!result.success) throw invalid('a refresh_families row', result.error)
   const r = result.data
-  const transaction: LoginTransaction = {
-    id: r.id,
+  const family: RefreshFamily = {
+    familyId: r.family_id,
     tenant: r.tenant,
     clientId: r.client_id,
-    redirectUri: r.redirect_uri,
+    sub: r.sub,
     scope: r.scope,
-    bindingHash: r.binding_hash,
+    claims: r.claims,
     createdAt: r.created_at,
     expiresAt: r.expires_at,
   }
-  if (r.state !== null) transaction.state = r.state
-  if (r.code_challenge !== null) transaction.codeChallenge = r.code_challenge
-  return transaction
+  if (r.code_hash !== null) family.codeHash = r.code_hash
+  if (r.revoked_at !== null) family.revokedAt = r.revoked_at
+  return family
 }
 
 const SecretRowSchema = z.object({ value: z.string().min(1) })

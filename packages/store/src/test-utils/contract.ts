@@ -1,10 +1,5 @@
 import { createHash } from 'node:crypto'
-import type {
-  AuthorizationCodeRecord,
-  FamilyIssue,
-  LoginTransaction,
-  RefreshFamily,
-} from '@tessera/grants'
+import type { AuthorizationCodeRecord, FamilyIssue, RefreshFamily } from '@tessera/grants'
 import type { StoredKey } from '@tessera/keys'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { StoreError } from '../errors.js'
@@ -30,7 +25,7 @@ export function storedKey(fields: Partial<StoredKey> = {}): StoredKey {
   }
 }
 
-/** Hex SHA-256, as the grants store codes, refresh tokens and login ids. */
+/** Hex SHA-256, as the grants store codes and refresh tokens. */
 export function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex')
 }
@@ -64,23 +59,6 @@ export function refreshFamily(fields: Partial<RefreshFamily> = {}): RefreshFamil
     codeHash: sha256('code-1'),
     createdAt: t0,
     expiresAt: t0 + 30 * day,
-    ...fields,
-  }
-}
-
-/** A login transaction of acme, opened at t0 for ten minutes. */
-export function loginTransaction(fields: Partial<LoginTransaction> = {}): LoginTransaction {
-  return {
-    id: sha256('csrf-1'),
-    tenant: 'acme',
-    clientId: 'web',
-    redirectUri: 'https://app.example/callback',
-    state: 'af0ifjsldkj',
-    codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
-    scope: 'openid',
-    bindingHash: sha256('cookie-1'),
-    createdAt: t0,
-    expiresAt: t0 + 10 * minute,
     ...fields,
   }
 }
@@ -421,6 +399,26 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         })
       })
 
+      it('creates a family without a token when the redemption gives none (#11)', async () => {
+        const code = codeRecord()
+        await store.codes.saveCode(code)
+        const family = refreshFamily({ familyId: 'no-token', codeHash: code.codeHash })
+        expect(await store.codes.redeemCode('acme', code.codeHash, t0, { family })).toBe(true)
+        expect(await store.refreshTokens.findFamily('acme', 'no-token')).toStrictEqual(family)
+        // A replay of the code revokes it like any other family of the code.
+        await store.refreshTokens.revokeFamiliesByCode('acme', code.codeHash, t0 + minute)
+        expect(await store.refreshTokens.findFamily('acme', 'no-token')).toStrictEqual({
+          ...family,
+          revokedAt: t0 + minute,
+        })
+        // A second redemption loses and creates nothing, with or without a token.
+        const late = refreshFamily({ familyId: 'late', codeHash: code.codeHash })
+        expect(await store.codes.redeemCode('acme', code.codeHash, t0, { family: late })).toBe(
+          false,
+        )
+        expect(await store.refreshTokens.findFamily('acme', 'late')).toBeUndefined()
+      })
+
       it('lets exactly one of 20 concurrent redemptions win, and creates one family', async () => {
         const code = codeRecord()
         await store.codes.saveCode(code)
@@ -638,6 +636,23 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         })
       })
 
+      it('finds a family by id in any state, and nothing for an unknown id or tenant (#11)', async () => {
+        expect(await store.refreshTokens.findFamily('acme', family.familyId)).toStrictEqual(family)
+        expect(await store.refreshTokens.findFamily('acme', 'no-such-family')).toBeUndefined()
+        expect(await store.refreshTokens.findFamily('globex', family.familyId)).toBeUndefined()
+        await store.refreshTokens.rotateRefreshToken('acme', first, second, t0 + minute)
+        await store.refreshTokens.rotateRefreshToken('acme', first, sha256('rt-3'), t0 + hour)
+        expect(await store.refreshTokens.findFamily('acme', family.familyId)).toStrictEqual({
+          ...family,
+          revokedAt: t0 + hour,
+        })
+        const found = await store.refreshTokens.findFamily('acme', family.familyId)
+        if (found) found.claims.email = 'mallory@example.com'
+        expect(
+          (await store.refreshTokens.findFamily('acme', family.familyId))?.claims,
+        ).toStrictEqual(family.claims)
+      })
+
       it('revokes one family, keeping the time of its first revocation', async () => {
         await startFamily(store, refreshFamily({ familyId: 'family-2' }), second)
         await store.refreshTokens.revokeFamily('acme', family.familyId, t0 + hour)
@@ -678,93 +693,12 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       })
     })
 
-    describe('login transactions', () => {
-      it('hands a transaction out once: the transaction, then undefined', async () => {
-        const transaction = loginTransaction()
-        await store.logins.saveLoginTransaction(transaction)
-        expect(await store.logins.takeLoginTransaction('acme', transaction.id, t0)).toStrictEqual(
-          transaction,
-        )
-        expect(await store.logins.takeLoginTransaction('acme', transaction.id, t0)).toBeUndefined()
-      })
-
-      it.each([
-        ['empty', ''],
-        ['a space', ' '],
-        ['a zero-width space', '\u200b'],
-        ['a NUL', 'a\u0000b'],
-        ['a byte-order mark', '\ufeff'],
-        ['a decomposed é', 'e\u0301'],
-        ['a composed é', '\u00e9'],
-        ['an emoji', '\u{1F600}'],
-        ['the word undefined', 'undefined'],
-        ['the word null', 'null'],
-        ['control characters', '\t\r\n'],
-      ])('keeps a state of %s byte for byte', async (_, state) => {
-        const transaction = loginTransaction({ state })
-        await store.logins.saveLoginTransaction(transaction)
-        const taken = await store.logins.takeLoginTransaction('acme', transaction.id, t0)
-        expect(taken?.state).toBe(state)
-        expect(Buffer.from(taken?.state ?? 'missing')).toEqual(Buffer.from(state))
-      })
-
-      it('leaves an absent state and challenge out', async () => {
-        const transaction = loginTransaction({ state: undefined, codeChallenge: undefined })
-        await store.logins.saveLoginTransaction(transaction)
-        const taken = await store.logins.takeLoginTransaction('acme', transaction.id, t0)
-        expect(taken).not.toHaveProperty('state')
-        expect(taken).not.toHaveProperty('codeChallenge')
-      })
-
-      it('refuses a state that is not well-formed Unicode, which no store could keep', async () => {
-        await expect(
-          store.logins.saveLoginTransaction(loginTransaction({ state: 'x\ud800' })),
-        ).rejects.toThrow(TypeError)
-        expect(
-          await store.logins.takeLoginTransaction('acme', sha256('csrf-1'), t0),
-        ).toBeUndefined()
-      })
-
-      it('hands out nothing for an expired transaction, and forgets it', async () => {
-        const transaction = loginTransaction()
-        await store.logins.saveLoginTransaction(transaction)
-        expect(
-          await store.logins.takeLoginTransaction('acme', transaction.id, transaction.expiresAt),
-        ).toBeUndefined()
-        expect(await store.logins.takeLoginTransaction('acme', transaction.id, t0)).toBeUndefined()
-        expect(await store.logins.takeLoginTransaction('acme', sha256('nope'), t0)).toBeUndefined()
-      })
-
-      it('hands a transaction to exactly one of 20 concurrent takes', async () => {
-        const transaction = loginTransaction()
-        await store.logins.saveLoginTransaction(transaction)
-        const taken = await Promise.all(
-          Array.from({ length: 20 }, () =>
-            store.logins.takeLoginTransaction('acme', transaction.id, t0),
-          ),
-        )
-        expect(taken.filter((t) => t !== undefined)).toStrictEqual([transaction])
-      })
-
-      it('refuses a second save of one id with ERR_STORE_CONFLICT', async () => {
-        await store.logins.saveLoginTransaction(loginTransaction())
-        const error = await storeError(
-          store.logins.saveLoginTransaction(loginTransaction({ state: 'other' })),
-        )
-        expect(error.code).toBe('ERR_STORE_CONFLICT')
-        expect((await store.logins.takeLoginTransaction('acme', sha256('csrf-1'), t0))?.state).toBe(
-          loginTransaction().state,
-        )
-      })
-    })
-
     describe('tenants', () => {
-      it('keeps codes, families, tokens and login transactions of two tenants apart', async () => {
+      it('keeps codes, families and tokens of two tenants apart', async () => {
         for (const tenant of ['acme', 'globex']) {
           await store.codes.saveCode(codeRecord({ tenant, sub: `${tenant}-user` }))
           await startFamily(store, refreshFamily({ tenant }), sha256('rt-1'))
           await startFamily(store, refreshFamily({ tenant, familyId: 'family-2' }), sha256('rt-2'))
-          await store.logins.saveLoginTransaction(loginTransaction({ tenant }))
         }
         const code = sha256('code-1')
         expect((await store.codes.findCode('globex', code))?.sub).toBe('globex-user')
@@ -789,18 +723,6 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         expect(
           (await store.refreshTokens.findRefreshToken('globex', sha256('rt-2')))?.family,
         ).not.toHaveProperty('revokedAt')
-
-        expect(await store.logins.takeLoginTransaction('acme', sha256('csrf-1'), t0)).toMatchObject(
-          {
-            tenant: 'acme',
-          },
-        )
-        expect(
-          await store.logins.takeLoginTransaction('initech', sha256('csrf-1'), t0),
-        ).toBeUndefined()
-        expect(
-          await store.logins.takeLoginTransaction('globex', sha256('csrf-1'), t0),
-        ).toMatchObject({ tenant: 'globex' })
       })
     })
 
@@ -813,10 +735,6 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         const keptCode = codeRecord({ codeHash: sha256('late'), expiresAt: now - hour + 1 })
         await store.codes.saveCode(purgedCode)
         await store.codes.saveCode(keptCode)
-        await store.logins.saveLoginTransaction(loginTransaction({ id: 'old', expiresAt: now }))
-        await store.logins.saveLoginTransaction(
-          loginTransaction({ id: 'live', expiresAt: now + 1 }),
-        )
         // startFamily saves codes of its own, live until t0 + 1 day: purged too.
         await startFamily(store, refreshFamily({ familyId: 'old', expiresAt: now }), sha256('o1'))
         await store.refreshTokens.rotateRefreshToken('acme', sha256('o1'), sha256('o2'), t0)
@@ -828,16 +746,12 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         await store.throttle.recordFailure('acme:old', now - windowMs, windowMs)
         await store.throttle.recordFailure('acme:live', now - windowMs + 1, windowMs)
 
-        // 3 codes, 1 login transaction, 2 tokens, 1 family, 1 window.
-        expect(await store.expiry.purgeExpired(now)).toBe(8)
+        // 3 codes, 2 tokens, 1 family, 1 window.
+        expect(await store.expiry.purgeExpired(now)).toBe(7)
         expect(await store.expiry.purgeExpired(now)).toBe(0)
 
         expect(await store.codes.findCode('acme', purgedCode.codeHash)).toBeUndefined()
         expect(await store.codes.findCode('acme', keptCode.codeHash)).toStrictEqual(keptCode)
-        expect(await store.logins.takeLoginTransaction('acme', 'old', t0)).toBeUndefined()
-        expect(await store.logins.takeLoginTransaction('acme', 'live', t0)).toMatchObject({
-          id: 'live',
-        })
         expect(await store.refreshTokens.findRefreshToken('acme', sha256('o1'))).toBeUndefined()
         expect(await store.refreshTokens.findRefreshToken('acme', sha256('o2'))).toBeUndefined()
         expect(await store.refreshTokens.findRefreshToken('acme', sha256('l1'))).toMatchObject({
@@ -1017,8 +931,6 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
           () => store.refreshTokens.rotateRefreshToken('acme', sha256('a'), sha256('b'), t0),
           () => store.refreshTokens.revokeFamily('acme', 'family-1', t0),
           () => store.refreshTokens.revokeFamiliesByCode('acme', sha256('code-1'), t0),
-          () => store.logins.saveLoginTransaction(loginTransaction()),
-          () => store.logins.takeLoginTransaction('acme', sha256('csrf-1'), t0),
           () => store.expiry.purgeExpired(t0),
         ]) {
           const error: unknown = await use().catch((e: unknown) => e)

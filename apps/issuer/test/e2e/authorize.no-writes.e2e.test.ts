@@ -1,0 +1,96 @@
+import { existsSync, statSync } from 'node:fs'
+import { Agent, request } from 'node:http'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { postForm } from '../support/http.js'
+import { HS, startIssuer, tempDir } from '../support/issuer.js'
+import type { RunningIssuer } from '../support/issuer.js'
+import { authorizePath, pkce, signIn, SPA } from '../support/oauth.js'
+
+const GETS = 10_000
+const HEADS = 500
+const CONCURRENCY = 16
+
+/** Bytes of the SQLite database: the file and its write-ahead log. */
+function databaseBytes(file: string): number {
+  return [file, `${file}-wal`].reduce(
+    (total, path) => total + (existsSync(path) ? statSync(path).size : 0),
+    0,
+  )
+}
+
+// Issue #11: every GET of /authorize used to store a login transaction holding the caller's
+// state; 2,000 requests grew the database by 62 MB.
+describe('GET /authorize writes nothing (issue #11)', () => {
+  let issuer: RunningIssuer
+  let tmp: ReturnType<typeof tempDir>
+  let database: string
+
+  beforeAll(async () => {
+    tmp = tempDir()
+    database = `${tmp.dir}/tessera.db`
+    issuer = await startIssuer({ databaseUrl: `sqlite:${database}` })
+  })
+  afterAll(async () => {
+    await issuer.close()
+    tmp.remove()
+  })
+
+  it(`grows the database by less than 2 MB over ${GETS} GETs with a 1,000-character state`, async () => {
+    const before = databaseBytes(database)
+    const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY })
+    const { port } = new URL(issuer.url)
+    const statuses = new Map<number, number>()
+    const one = (method: 'GET' | 'HEAD', i: number): Promise<void> =>
+      new Promise((resolve, reject) => {
+        const path = authorizePath({
+          response_type: 'code',
+          client_id: SPA.clientId,
+          redirect_uri: SPA.redirectUri,
+          scope: 'read',
+          // Distinct on every request, as an attacker's would be.
+          state: `${i}`.padStart(1000, 's'),
+          code_challenge: pkce().challenge,
+          code_challenge_method: 'S256',
+        })
+        const req = request(
+          { host: '127.0.0.1', port, method, path, agent, headers: { host: HS.host } },
+          (res) => {
+            statuses.set(res.statusCode ?? 0, (statuses.get(res.statusCode ?? 0) ?? 0) + 1)
+            res.resume()
+            res.on('end', resolve)
+            res.on('error', reject)
+          },
+        )
+        req.on('error', reject)
+        req.end()
+      })
+    let next = 0
+    const total = GETS + HEADS
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < total) {
+          const i = next++
+          // Every twenty-first request is a HEAD (which runs the GET handler): 500 of 10,500.
+          await one(i % 21 === 20 ? 'HEAD' : 'GET', i)
+        }
+      }),
+    )
+    agent.destroy()
+
+    expect(Object.fromEntries(statuses)).toEqual({ 200: total })
+    const grown = databaseBytes(database) - before
+    expect(grown).toBeLessThan(2 * 1024 * 1024)
+
+    // Still answering, and a normal sign-in and token request work.
+    const { verifier, challenge } = pkce()
+    const { code } = await signIn(issuer.url, HS.host, { challenge, state: 's'.repeat(1000) })
+    const token = await postForm(issuer.url, HS.host, {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: SPA.redirectUri,
+      code_verifier: verifier,
+      client_id: SPA.clientId,
+    })
+    expect(token.status).toBe(200)
+  }, 180_000)
+})
