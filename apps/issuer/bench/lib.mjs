@@ -31,7 +31,8 @@ export const pinned = (args) =>
 export function startServer(args, env, pick) {
   const [command, argv] = pinned(args)
   const child = spawn(command, argv, {
-    env: { ...process.env, ...env },
+    // No admin listener: several servers run side by side (and older builds ignore it).
+    env: { ...process.env, ADMIN_PORT: 'off', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   return new Promise((resolve, reject) => {

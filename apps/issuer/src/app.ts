@@ -1,5 +1,7 @@
+import type { TLSSocket } from 'node:tls'
 import type { GrantDeps } from '@tessera/grants'
 import Koa from 'koa'
+import type { Context, Middleware, Request } from 'koa'
 import type { Logger } from 'pino'
 import { respondWithError } from './http/errors.js'
 import { createRouter } from './http/router.js'
@@ -7,7 +9,7 @@ import type { TenantState } from './http/tenant.js'
 import { createRequestLogger } from './logger.js'
 import type { Metrics } from './metrics.js'
 import { authorizeRoute, loginRoute } from './routes/authorize.js'
-import { healthzRoute, metricsRoute, readyzRoute } from './routes/health.js'
+import { healthzRoute, readyzRoute } from './routes/health.js'
 import { introspectRoute } from './routes/introspect.js'
 import { jwksRoute } from './routes/jwks.js'
 import { metadataRoute } from './routes/metadata.js'
@@ -22,7 +24,8 @@ export interface AppDeps {
   logger: Logger
   metrics: Metrics
   maxBodyBytes: number
-  trustProxy: boolean
+  /** TRUST_PROXY: `false`, or how many proxies stand in front (see {@link KoaAppOptions}). */
+  trustProxy: false | number
   /** Whether configuration is loaded, for /readyz. */
   ready: () => boolean
   /** Throws when the store does not answer, for /readyz. */
@@ -39,32 +42,110 @@ const KNOWN_ROUTES = new Set([
   '/.well-known/oauth-authorization-server',
   '/healthz',
   '/readyz',
-  '/metrics',
 ])
 
+/** How a listener's Koa app is built: see {@link createKoaApp}. */
+export interface KoaAppOptions {
+  /**
+   * `false`: the socket's address, the Host header and plain http are the truth. `n` proxies:
+   * `ctx.ip` is the n-th entry from the right of X-Forwarded-For (each proxy appends the address
+   * it was reached from, so entries further left are the client's own words), and `ctx.host` and
+   * `ctx.protocol` are the right-most X-Forwarded-Host and X-Forwarded-Proto values, which the
+   * nearest proxy wrote.
+   */
+  trustProxy: false | number
+  logger: Logger
+  /** Answers the request; whatever it throws is answered by `respondWithError`. */
+  handle: Middleware
+  /** Called once per request after the answer is decided, errors included. */
+  observe?: (ctx: Context, seconds: number) => void
+}
+
 /**
- * Builds the issuer's Koa app. No I/O happens here; the CLI calls `listen`.
- *
- * The app is one middleware: it routes with one lookup (`createRouter`), answers errors
- * (`respondWithError`) and logs and measures every request, errors included. Each further Koa
+ * The one Koa middleware of every listener (tenant and admin): the headers every response
+ * carries, the request's handler, the error answer, and the observation. Each further Koa
  * middleware would cost every request a dispatch and a promise.
+ */
+export function createKoaApp(options: KoaAppOptions): Koa {
+  const { trustProxy, logger, handle, observe } = options
+  const app = new Koa({
+    proxy: trustProxy !== false,
+    maxIpsCount: trustProxy === false ? 0 : trustProxy,
+  })
+  if (trustProxy !== false) trustNearestProxy(app)
+  // Koa would print unexpected errors to stderr itself; ours are logged by respondWithError.
+  app.silent = true
+  const end = (): Promise<void> => Promise.resolve()
+
+  app.use(async (ctx) => {
+    const started = process.hrtime.bigint()
+    // Errors and 404s included: browsers must not guess a type other than the declared one
+    // (a JSON error body read as HTML).
+    ctx.res.setHeader('X-Content-Type-Options', 'nosniff')
+    try {
+      await handle(ctx, end)
+    } catch (error) {
+      respondWithError(ctx, error, logger)
+    } finally {
+      observe?.(ctx, Number(process.hrtime.bigint() - started) / 1e9)
+    }
+  })
+  return app
+}
+
+/** The right-most value of a comma-separated header: the one the nearest proxy added. */
+function nearest(value: string): string {
+  return value.slice(value.lastIndexOf(',') + 1).trim()
+}
+
+/**
+ * Koa reads the left-most X-Forwarded-Host and X-Forwarded-Proto values, which a client can
+ * write itself when the proxy appends rather than replaces; the nearest proxy's are the
+ * right-most. Everything derived (`hostname`, `origin`, `secure`, ...) follows these two.
+ */
+function trustNearestProxy(app: Koa): void {
+  Object.defineProperties(app.request, {
+    host: {
+      get(this: Request): string {
+        // Without a forwarded value, the Host header: never Koa's reading of the proxy header,
+        // which would fall back to its left-most value.
+        const host = nearest(this.get('X-Forwarded-Host')) || this.get('Host')
+        if (!host.includes('@')) return host
+        // Userinfo is not part of a host (RFC 9110 §4.2.4); as Koa drops it.
+        try {
+          return new URL(`http://${host}`).host
+        } catch {
+          return ''
+        }
+      },
+    },
+    protocol: {
+      get(this: Request): string {
+        if ((this.socket as Partial<TLSSocket>).encrypted === true) return 'https'
+        return nearest(this.get('X-Forwarded-Proto')).toLowerCase() || 'http'
+      },
+    },
+  })
+}
+
+/**
+ * Builds the issuer's tenant-facing Koa app. No I/O happens here; the CLI calls `listen`.
+ *
+ * It routes with one lookup (`createRouter`), answers errors (`respondWithError`) and logs and
+ * measures every request, errors included. Metrics are served by the admin app, on a listener
+ * of their own (`createAdminApp`).
  *
  * @example
  * const app = createApp(deps)
  * app.listen(3000)
  */
 export function createApp(deps: AppDeps): Koa {
-  const app = new Koa<Partial<TenantState>>({ proxy: deps.trustProxy })
-  // Koa would print unexpected errors to stderr itself; ours are logged by respondWithError.
-  app.silent = true
-
   const router = createRouter({
     registry: deps.registry,
-    // Operational endpoints answer on any host (DESIGN §4).
+    // Probes answer on any host; /metrics is on the admin listener only.
     operational: {
       '/healthz': healthzRoute(),
       '/readyz': readyzRoute(deps),
-      '/metrics': metricsRoute(deps.metrics.registry),
     },
     tenant: {
       '/token': { POST: tokenRoute(deps) },
@@ -78,32 +159,29 @@ export function createApp(deps: AppDeps): Koa {
   const { logger, metrics } = deps
   const requestLogger = createRequestLogger(logger)
 
-  app.use(async (ctx, next) => {
-    const started = process.hrtime.bigint()
-    try {
-      await router(ctx, next)
-    } catch (error) {
-      respondWithError(ctx, error, logger)
-    } finally {
+  return createKoaApp({
+    trustProxy: deps.trustProxy,
+    logger,
+    handle: router as Middleware,
+    observe(ctx, seconds) {
       // One log line per request: method, path without the query string, status, duration.
       // Bodies and headers are never logged, so secrets, passwords and tokens cannot reach it.
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9
       const { method, path, status } = ctx
       metrics.httpDuration.observe(
         { method, route: KNOWN_ROUTES.has(path) ? path : 'other', status: String(status) },
         seconds,
       )
+      const state = ctx.state as Partial<TenantState>
       requestLogger.info(
         {
           method,
           path,
           status,
           ms: Math.round(seconds * 1e5) / 100,
-          tenant: ctx.state.tenant?.tenant.name,
+          tenant: state.tenant?.tenant.name,
         },
         'request',
       )
-    }
+    },
   })
-  return app
 }

@@ -3,8 +3,10 @@
  *
  * @module
  */
-export { createApp } from './app.js'
-export type { AppDeps } from './app.js'
+export { createAdminApp } from './admin.js'
+export type { AdminAppDeps } from './admin.js'
+export { createApp, createKoaApp } from './app.js'
+export type { AppDeps, KoaAppOptions } from './app.js'
 export { createIssuer } from './issuer.js'
 export type { Issuer, IssuerOptions } from './issuer.js'
 export type { TenantSource, TenantTarget } from './sources/source.js'

@@ -7,6 +7,7 @@ import { openStore } from '@tessera/store'
 import type { Store } from '@tessera/store'
 import type Koa from 'koa'
 import type { Logger } from 'pino'
+import { createAdminApp } from './admin.js'
 import { createApp } from './app.js'
 import { createMetrics } from './metrics.js'
 import type { Metrics } from './metrics.js'
@@ -47,7 +48,10 @@ export interface IssuerOptions {
 
 /** A composed issuer: the app plus what must be closed on shutdown. */
 export interface Issuer {
+  /** The tenants' app: the OAuth endpoints on each tenant's hosts, /healthz and /readyz. */
   app: Koa
+  /** The admin listener's app: /metrics, /healthz and /readyz (`createAdminApp`). */
+  adminApp: Koa
   /** The tenants being served; each accepted change swaps what is behind it. */
   registry: TenantRegistry
   /** The configuration being served. */
@@ -159,6 +163,9 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
     if (source.listenBeforeLoaded) await openStoreOnce()
     else await source.start(target)
     const store = await openStoreOnce()
+    const metrics = options.metrics ?? createMetrics()
+    const ready = (): boolean => source.loaded()
+    const ping = (): Promise<void> => store.ping()
     const app = createApp({
       registry,
       grants: {
@@ -179,12 +186,13 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
         randomId: randomUUID,
       },
       logger,
-      metrics: options.metrics ?? createMetrics(),
+      metrics,
       maxBodyBytes: settings.maxBodyBytes,
       trustProxy: settings.trustProxy,
-      ready: () => source.loaded(),
-      ping: () => store.ping(),
+      ready,
+      ping,
     })
+    const adminApp = createAdminApp({ registry: metrics.registry, logger, ready, ping })
     // Expired codes, families and marks are dead weight; sweep them now and then.
     const sweep = setInterval(() => {
       store.expiry.purgeExpired(clock()).catch((error: unknown) => {
@@ -204,6 +212,7 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
     }
     return {
       app,
+      adminApp,
       registry,
       get tenants() {
         return [...runtimes.values()].map((runtime) => runtime.tenant)

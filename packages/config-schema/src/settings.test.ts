@@ -53,6 +53,8 @@ const START_DEFAULTS: Settings = {
   trustProxy: false,
   maxBodyBytes: 16_384,
   providerTimeoutMs: 5000,
+  adminPort: 9464,
+  adminHost: '127.0.0.1',
   passwordMaxFailures: 5,
   passwordMaxFailuresPerAddress: 50,
   passwordFailureWindowSeconds: 900,
@@ -102,9 +104,11 @@ describe('parseSettings', () => {
       KEY_ROTATION_DAYS: '30',
       JWKS_GRACE_HOURS: '1',
       KEY_ENCRYPTION_SECRET: 'k'.repeat(40),
-      TRUST_PROXY: 'TRUE',
+      TRUST_PROXY: '2',
       MAX_BODY_BYTES: '1048576',
       PROVIDER_TIMEOUT_MS: '250',
+      ADMIN_PORT: '0',
+      ADMIN_HOST: '0.0.0.0',
       PASSWORD_MAX_FAILURES: '3',
       PASSWORD_MAX_FAILURES_PER_ADDRESS: '20',
       PASSWORD_FAILURE_WINDOW_SECONDS: '60',
@@ -126,9 +130,11 @@ describe('parseSettings', () => {
       keyRotationDays: 30,
       jwksGraceHours: 1,
       keyEncryptionSecret: 'k'.repeat(40),
-      trustProxy: true,
+      trustProxy: 2,
       maxBodyBytes: 1_048_576,
       providerTimeoutMs: 250,
+      adminPort: 0,
+      adminHost: '0.0.0.0',
       passwordMaxFailures: 3,
       passwordMaxFailuresPerAddress: 20,
       passwordFailureWindowSeconds: 60,
@@ -145,7 +151,48 @@ describe('parseSettings', () => {
   })
 
   it.each(['true', 'TRUE', '1', 'yes', 'Yes'])('reads %j as true', (value) => {
-    expect(parseSettings({ TRUST_PROXY: value }, 'start').trustProxy).toBe(true)
+    expect(parseSettings({ KEY_ROTATE_ON_RESTART: value }, 'start').keyRotateOnRestart).toBe(true)
+  })
+
+  it.each([
+    ['false', false],
+    ['FALSE', false],
+    ['0', false],
+    ['1', 1],
+    ['2', 2],
+    ['10', 10],
+  ] as const)('reads TRUST_PROXY=%j as %j (issue #11)', (value, expected) => {
+    expect(parseSettings({ TRUST_PROXY: value }, 'start').trustProxy).toBe(expected)
+  })
+
+  it.each(['true', 'TRUE', 'yes', 'on'])(
+    'refuses TRUST_PROXY=%j, naming the number of proxies instead (issue #11)',
+    (value) => {
+      expect(issues({ TRUST_PROXY: value })).toEqual([
+        'environment: TRUST_PROXY: must be false or the number of proxies in front (1, 2, …); true is no longer accepted: give the number of proxies that append to X-Forwarded-For, e.g. TRUST_PROXY=1',
+      ])
+    },
+  )
+
+  it('reads ADMIN_PORT as a port, 0 or off, on ADMIN_HOST', () => {
+    expect(parseSettings({ ADMIN_PORT: 'off' }, 'start').adminPort).toBe('off')
+    expect(parseSettings({ ADMIN_PORT: 'OFF' }, 'dev').adminPort).toBe('off')
+    expect(parseSettings({ ADMIN_PORT: '0' }, 'start').adminPort).toBe(0)
+    expect(parseSettings({ ADMIN_PORT: '9100', ADMIN_HOST: '::' }, 'start')).toMatchObject({
+      adminPort: 9100,
+      adminHost: '::',
+    })
+    // Both listeners on a free port each.
+    expect(parseSettings({ PORT: '0', ADMIN_PORT: '0' }, 'start').adminPort).toBe(0)
+  })
+
+  it('refuses an ADMIN_PORT equal to PORT', () => {
+    expect(issues({ PORT: '8080', ADMIN_PORT: '8080' })).toEqual([
+      'environment: ADMIN_PORT: must differ from PORT (or be off)',
+    ])
+    expect(issues({ ADMIN_PORT: '3000' })).toEqual([
+      'environment: ADMIN_PORT: must differ from PORT (or be off)',
+    ])
   })
 
   it.each(['false', 'False', '0', 'no', 'NO'])('reads %j as false', (value) => {
@@ -210,13 +257,19 @@ describe('parseSettings', () => {
     ['KEY_ROTATE_ON_RESTART', 'maybe', 'must be one of true, false, 1, 0, yes, no'],
     ['KEY_ROTATION_DAYS', '0', 'must be a positive number'],
     ['JWKS_GRACE_HOURS', '-4', 'must be a positive number'],
-    ['TRUST_PROXY', 'on', 'must be one of true, false, 1, 0, yes, no'],
+    ['TRUST_PROXY', 'no', 'must be false or the number of proxies in front (1, 2, …)'],
+    ['TRUST_PROXY', '-1', 'must be false or the number of proxies in front (1, 2, …)'],
+    ['TRUST_PROXY', '1.5', 'must be false or the number of proxies in front (1, 2, …)'],
+    ['TRUST_PROXY', 'loopback', 'must be false or the number of proxies in front (1, 2, …)'],
     ['MAX_BODY_BYTES', '0', 'must be an integer between 1 and 1048576'],
     ['MAX_BODY_BYTES', '1048577', 'must be an integer between 1 and 1048576'],
     ['PROVIDER_TIMEOUT_MS', '0', 'must be an integer between 1 and 2147483647'],
     ['PROVIDER_TIMEOUT_MS', '1.5', 'must be an integer between 1 and 2147483647'],
     ['PROVIDER_TIMEOUT_MS', '5s', 'must be an integer between 1 and 2147483647'],
     ['PROVIDER_TIMEOUT_MS', '2147483648', 'must be an integer between 1 and 2147483647'],
+    ['ADMIN_PORT', '65536', 'must be off or an integer between 0 and 65535'],
+    ['ADMIN_PORT', 'none', 'must be off or an integer between 0 and 65535'],
+    ['ADMIN_PORT', '-1', 'must be off or an integer between 0 and 65535'],
     ['PASSWORD_MAX_FAILURES', '0', 'must be a positive integer'],
     ['PASSWORD_MAX_FAILURES_PER_ADDRESS', '2.5', 'must be a positive integer'],
     ['PASSWORD_FAILURE_WINDOW_SECONDS', '15m', 'must be a positive integer'],

@@ -33,6 +33,8 @@ export const SETTING_NAMES = [
   'TRUST_PROXY',
   'MAX_BODY_BYTES',
   'PROVIDER_TIMEOUT_MS',
+  'ADMIN_PORT',
+  'ADMIN_HOST',
   'PASSWORD_MAX_FAILURES',
   'PASSWORD_MAX_FAILURES_PER_ADDRESS',
   'PASSWORD_FAILURE_WINDOW_SECONDS',
@@ -87,15 +89,30 @@ export interface Settings {
   jwksGraceHours: number
   /** KEY_ENCRYPTION_SECRET: encrypts private keys at rest (AES-256-GCM). */
   keyEncryptionSecret?: string
-  /** TRUST_PROXY: honour X-Forwarded-Proto and X-Forwarded-Host (default false). */
-  trustProxy: boolean
-  /** MAX_BODY_BYTES (extra): largest accepted request body, 1 to 1048576 bytes (default 16384). */
+  /**
+   * TRUST_PROXY: `false` (default), or how many proxies stand in front of the issuer. With `n`,
+   * the client address is the n-th entry from the right of X-Forwarded-For, and the host and
+   * protocol are the right-most X-Forwarded-Host and X-Forwarded-Proto values (the nearest
+   * proxy's).
+   */
+  trustProxy: false | number
+  /**
+   * MAX_BODY_BYTES: largest accepted request body after decoding, 1 to 1048576 bytes (default
+   * 16384).
+   */
   maxBodyBytes: number
   /**
    * PROVIDER_TIMEOUT_MS: how long one provider script may take to answer, in milliseconds,
    * before the sign-in is answered 503 (default 5000; at most 2147483647, the longest timer).
    */
   providerTimeoutMs: number
+  /**
+   * ADMIN_PORT: port of the admin listener (/metrics, /healthz, /readyz): 0 for any free one,
+   * `off` for none (default 9464).
+   */
+  adminPort: number | 'off'
+  /** ADMIN_HOST: listen address of the admin listener (default 127.0.0.1). */
+  adminHost: string
   /**
    * PASSWORD_MAX_FAILURES (extra): failed password checks allowed per tenant and username within
    * the window before 429 (default 5).
@@ -130,6 +147,7 @@ const NAMESPACE = /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?$/
 
 const DECIMAL = /^(?:\d+(?:\.\d*)?|\.\d+)$/
 const INTEGER = /^\d+$/
+const TRUST_PROXY_MESSAGE = 'must be false or the number of proxies in front (1, 2, …)'
 const BOOLEANS: Record<string, boolean> = {
   true: true,
   false: false,
@@ -161,6 +179,36 @@ const boolean = () =>
     const value = BOOLEANS[text.toLowerCase()]
     if (value === undefined) {
       ctx.addIssue({ code: 'custom', message: 'must be one of true, false, 1, 0, yes, no' })
+      return z.NEVER
+    }
+    return value
+  })
+
+/**
+ * TRUST_PROXY: `false` (or `0`) or a count of proxies. A yes/no value is refused rather than
+ * guessed: `true` used to take the left-most X-Forwarded-For entry, which the client writes.
+ */
+const proxyCount = () =>
+  z.string().transform((text, ctx): false | number => {
+    const value = text.trim().toLowerCase()
+    if (value === 'false' || value === '0') return false
+    if (INTEGER.test(value) && Number(value) <= Number.MAX_SAFE_INTEGER) return Number(value)
+    ctx.addIssue({
+      code: 'custom',
+      message: ['true', 'yes', 'on'].includes(value)
+        ? `${TRUST_PROXY_MESSAGE}; true is no longer accepted: give the number of proxies that append to X-Forwarded-For, e.g. TRUST_PROXY=1`
+        : TRUST_PROXY_MESSAGE,
+    })
+    return z.NEVER
+  })
+
+/** ADMIN_PORT: a port, 0 for any free one, or `off`. */
+const adminPort = () =>
+  z.string().transform((text, ctx): number | 'off' => {
+    if (text.trim().toLowerCase() === 'off') return 'off'
+    const value = INTEGER.test(text) ? Number(text) : Number.NaN
+    if (!(value >= 0 && value <= 65535)) {
+      ctx.addIssue({ code: 'custom', message: 'must be off or an integer between 0 and 65535' })
       return z.NEVER
     }
     return value
@@ -217,7 +265,7 @@ export const SettingsSchema = z.object({
   KEY_ROTATION_DAYS: variable(positiveNumber().default(90)),
   JWKS_GRACE_HOURS: variable(positiveNumber().optional()),
   KEY_ENCRYPTION_SECRET: variable(z.string().optional()),
-  TRUST_PROXY: variable(boolean().default(false)),
+  TRUST_PROXY: variable(proxyCount().default(false)),
   MAX_BODY_BYTES: variable(
     number({
       integer: true,
@@ -235,6 +283,8 @@ export const SettingsSchema = z.object({
       message: 'must be an integer between 1 and 2147483647',
     }).default(5000),
   ),
+  ADMIN_PORT: variable(adminPort().default(9464)),
+  ADMIN_HOST: variable(z.string().default('127.0.0.1')),
   PASSWORD_MAX_FAILURES: variable(positiveInteger().default(5)),
   PASSWORD_MAX_FAILURES_PER_ADDRESS: variable(positiveInteger().default(50)),
   PASSWORD_FAILURE_WINDOW_SECONDS: variable(positiveInteger().default(900)),
@@ -301,6 +351,17 @@ export function parseSettings(
       message: `must be at least 2 × TOKEN_EXPIRATION_IN_HOURS (${floor})`,
     })
   }
+  // Two listeners cannot share a port; 0 asks for a free one each.
+  const port = SettingsSchema.shape.PORT.safeParse(input.PORT)
+  const admin = SettingsSchema.shape.ADMIN_PORT.safeParse(input.ADMIN_PORT)
+  if (port.success && admin.success && port.data !== 0 && admin.data === port.data) {
+    issues.push({
+      file: 'environment',
+      line: 0,
+      path: 'ADMIN_PORT',
+      message: 'must differ from PORT (or be off)',
+    })
+  }
   if (!parsed.success || issues.length > 0) {
     const position = (issue: ConfigIssue) => SETTING_NAMES.indexOf(issue.path as SettingName)
     throw new ConfigError(issues.sort((a, b) => position(a) - position(b)))
@@ -322,6 +383,8 @@ export function parseSettings(
     trustProxy: env.TRUST_PROXY,
     maxBodyBytes: env.MAX_BODY_BYTES,
     providerTimeoutMs: env.PROVIDER_TIMEOUT_MS,
+    adminPort: env.ADMIN_PORT,
+    adminHost: env.ADMIN_HOST,
     passwordMaxFailures: env.PASSWORD_MAX_FAILURES,
     passwordMaxFailuresPerAddress: env.PASSWORD_MAX_FAILURES_PER_ADDRESS,
     passwordFailureWindowSeconds: env.PASSWORD_FAILURE_WINDOW_SECONDS,

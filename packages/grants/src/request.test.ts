@@ -56,4 +56,38 @@ describe('parseTokenRequestBody', () => {
     const params = parseTokenRequestBody('grant_type=password', FORM)
     expect(Object.getPrototypeOf(params)).toBeNull()
   })
+
+  it.each([
+    ['a repeated name', '{"grant_type":"password","grant_type":"password"}', 'grant_type'],
+    ['a repeated name with other values', '{"scope":"a","username":"u","scope":"b"}', 'scope'],
+    ['an escaped spelling of the same name', '{"a":"1","\\u0061":"2"}', 'a'],
+    ['a name with escapes, repeated', '{"a\\"b":"1", "a\\u0022b" :"2"}', 'a?b'],
+    ['a repeated name across whitespace', '{ "x" : "1" ,\n\t"x"\r\n: "2" }', 'x'],
+    ['a repeated empty name', '{"":"1","":"2"}', ''],
+  ])('refuses %s in a JSON body with invalid_request (issue #11)', (_name, body, key) => {
+    const error = errorOf(() => parseTokenRequestBody(body, JSON_TYPE))
+    expect(error.code).toBe('invalid_request')
+    expect(error.description).toBe(`parameter "${key}" is repeated`)
+  })
+
+  it('refuses a name repeated in a nested object (issue #11)', () => {
+    const error = errorOf(() =>
+      parseTokenRequestBody('{"grant_type":"password","x":[{"b":1,"\\u0062":2}]}', JSON_TYPE),
+    )
+    expect(error.description).toBe('name "b" is repeated in a nested object')
+  })
+
+  it('accepts the same name in different objects, and names that only look alike', () => {
+    // Nested objects are refused for not being strings, not for their names.
+    expect(
+      errorOf(() => parseTokenRequestBody('{"a":{"a":"x","b":{"a":"y"}},"b":"z"}', JSON_TYPE))
+        .description,
+    ).toBe('parameter "a" must be a string')
+    expect({
+      ...parseTokenRequestBody(
+        '{"a":"a","A":"\\"a\\":","a ":":","\\\\":"\\u0061","b":"{\\"b\\":1}"}',
+        JSON_TYPE,
+      ),
+    }).toEqual({ a: 'a', A: '"a":', 'a ': ':', '\\': 'a', b: '{"b":1}' })
+  })
 })

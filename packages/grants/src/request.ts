@@ -1,4 +1,5 @@
 import { OAuthError } from './errors.js'
+import { findRepeatedKey } from './internal/repeated-key.js'
 
 /** Token-request parameters: string values only, empty values dropped, no prototype. */
 export type TokenParams = Readonly<Record<string, string>>
@@ -57,7 +58,15 @@ function parseJson(raw: string): TokenParams {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw invalid('the request body must be a JSON object')
   }
-  // JSON.parse keeps one value per name (the last), so nothing here can be repeated.
+  // As with a repeated form field (RFC 6749 §3.2): JSON.parse would keep the last value silently.
+  const repeated = findRepeatedKey(raw)
+  if (repeated !== undefined) {
+    throw invalid(
+      repeated.depth === 0
+        ? `parameter "${safeName(repeated.key)}" is repeated`
+        : `name "${safeName(repeated.key)}" is repeated in a nested object`,
+    )
+  }
   const params: Record<string, string> = Object.create(null) as Record<string, string>
   const fields = body as Record<string, unknown>
   for (const key of Object.keys(fields)) {

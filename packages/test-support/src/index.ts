@@ -55,6 +55,8 @@ export async function startIssuerProcess(options: IssuerProcessOptions): Promise
       TESSERA_CONFIG: options.config,
       DATABASE_URL: `sqlite:${join(dir, 't.db')}`,
       LOG_LEVEL: 'info',
+      // Processes started side by side must not race for the default admin port.
+      ADMIN_PORT: '0',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

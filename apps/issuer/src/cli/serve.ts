@@ -5,6 +5,7 @@ import { collectDefaultMetrics } from 'prom-client'
 import { createIssuer } from '../issuer.js'
 import { createLogger } from '../logger.js'
 import { createMetrics } from '../metrics.js'
+import { createHttpServer, listen } from './listen.js'
 
 const SHUTDOWN_GRACE_MS = 10_000
 
@@ -49,16 +50,41 @@ export async function serve(
   // directory changes (kubernetes).
   const issuer = await createIssuer({ settings, mode, logger, env: vars, metrics, watch: true })
 
-  const server: Server = issuer.app.listen(settings.port, settings.host)
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve)
-    server.once('error', reject)
-  })
-  const address = server.address()
-  const port = typeof address === 'object' && address !== null ? address.port : settings.port
+  // The tenants' port, and the admin port unless ADMIN_PORT=off: /metrics names every tenant
+  // and stays off the tenants' hosts.
+  const listeners: { server: Server; port: number; host: string; setting: string }[] = [
+    {
+      server: createHttpServer(issuer.app),
+      port: settings.port,
+      host: settings.host,
+      setting: 'PORT',
+    },
+  ]
+  if (settings.adminPort !== 'off') {
+    listeners.push({
+      server: createHttpServer(issuer.adminApp),
+      port: settings.adminPort,
+      host: settings.adminHost,
+      setting: 'ADMIN_PORT',
+    })
+  }
+  const results = await Promise.allSettled(
+    listeners.map(({ server, port, host, setting }) => listen(server, port, host, setting)),
+  )
+  const failed = results.find((result) => result.status === 'rejected')
+  if (failed !== undefined) {
+    // Nothing partial is served: close whatever did listen, and the store, before exiting.
+    for (const { server } of listeners) if (server.listening) server.close()
+    await issuer.close()
+    throw failed.reason
+  }
+  const ports = results.map((result) => (result.status === 'fulfilled' ? result.value : 0))
+  const servers = listeners.map(({ server }) => server)
+  const urls = listeners.map(({ host }, i) => `http://${urlHost(host)}:${ports[i]}`)
   logger.info(
     {
-      url: `http://${settings.host}:${port}`,
+      url: urls[0],
+      admin: urls[1] ?? 'off',
       tenants: issuer.registry.all().map((t) => ({
         name: t.tenant.name,
         issuer: t.issuer,
@@ -80,17 +106,20 @@ export async function serve(
     if (stopping) return
     stopping = true
     logger.info({ signal }, 'shutting down: finishing requests in flight')
-    // Stop accepting, let requests in flight finish, then drop idle keep-alive sockets.
-    server.close(() => {
-      void issuer.close().then(() => {
+    // Stop accepting on both ports, let requests in flight finish, then drop idle keep-alive
+    // sockets.
+    void Promise.all(
+      servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
+    )
+      .then(() => issuer.close())
+      .then(() => {
         logger.info('stopped')
         process.exit(0)
       })
-    })
-    server.closeIdleConnections()
+    for (const server of servers) server.closeIdleConnections()
     setTimeout(() => {
       logger.warn('shutdown grace over: closing remaining connections')
-      server.closeAllConnections()
+      for (const server of servers) server.closeAllConnections()
     }, SHUTDOWN_GRACE_MS).unref()
   }
   process.on('SIGTERM', () => stop('SIGTERM'))
@@ -101,4 +130,9 @@ export async function serve(
     logger.info('SIGHUP: reloading the configuration')
     void issuer.reload()
   })
+}
+
+/** A listen address as the host part of a URL: IPv6 literals go in brackets. */
+function urlHost(host: string): string {
+  return host.includes(':') ? `[${host}]` : host
 }

@@ -36,10 +36,10 @@ function routeKey(path: string): string {
 
 /**
  * Dispatches a request with one lookup: an operational endpoint on any host; otherwise the
- * tenant served at the Host header (or X-Forwarded-Host when TRUST_PROXY is on: Koa's
- * `ctx.host` honours `app.proxy`), resolved once, then its endpoint. An unknown host gets the
- * same 404 whatever it asks for, and learns nothing about the tenants that do exist; a known
- * path asked with another method gets 405 with `Allow`.
+ * tenant served at `ctx.host` (the Host header, or the nearest proxy's X-Forwarded-Host when
+ * TRUST_PROXY counts proxies; see `createKoaApp`), resolved once, then its endpoint. An unknown
+ * host gets the same 404 whatever it asks for, and learns nothing about the tenants that do
+ * exist; a known path asked with another method gets 405 with `Allow`.
  */
 export function createRouter(options: RouterOptions): Middleware<Partial<TenantState>> {
   const operational = new Map(

@@ -106,11 +106,27 @@ describe('Deployment tessera-issuer', () => {
 
   it('is reached through the Service on port 80, sent to the container port 3000', () => {
     const service = findManifest<Service>(deploymentFile(), 'Service')
-    expect(service.spec.ports).toHaveLength(1)
-    const [port] = service.spec.ports
+    const port = service.spec.ports.find(({ name }) => name === 'http')
     expect(port?.port).toBe(80)
     expect(containerPort(container(), port!.targetPort)).toBe(3000)
     expect(env().get('PORT')?.value).toBe('3000')
+  })
+
+  it('exposes the admin listener as the port named metrics, for scraping (issue #11)', () => {
+    expect(containerPort(container(), 'metrics')).toBe(9464)
+    expect(env().get('ADMIN_PORT')?.value).toBe('9464')
+    // On the pod's address: the default, 127.0.0.1, could not be scraped.
+    expect(env().get('ADMIN_HOST')?.value).toBe('0.0.0.0')
+    expect(deployment().spec.template.metadata.annotations).toEqual({
+      'prometheus.io/scrape': 'true',
+      'prometheus.io/port': '9464',
+      'prometheus.io/path': '/metrics',
+    })
+    // ServiceMonitor-ready: the Service names the port too.
+    const service = findManifest<Service>(deploymentFile(), 'Service')
+    expect(service.spec.ports.map(({ name }) => name)).toEqual(['http', 'metrics'])
+    const metrics = service.spec.ports.find(({ name }) => name === 'metrics')
+    expect(containerPort(container(), metrics!.targetPort)).toBe(9464)
   })
 
   it('probes /readyz for readiness and /healthz for liveness, on the container port', () => {
@@ -134,7 +150,8 @@ describe('Deployment tessera-issuer', () => {
     expect(env().get('TESSERA_KUBERNETES_NAMESPACE')?.valueFrom?.fieldRef?.fieldPath).toBe(
       'metadata.namespace',
     )
-    expect(env().get('TRUST_PROXY')?.value).toBe('true')
+    // One proxy, the ingress controller, in front (issue #11).
+    expect(env().get('TRUST_PROXY')?.value).toBe('1')
     const config = env().get('TESSERA_CONFIG')?.value
     const mount = container().volumeMounts?.find((m) => m.mountPath === config)
     expect(mount, 'TESSERA_CONFIG is a mounted volume').toBeDefined()
@@ -170,7 +187,9 @@ describe('Deployment tessera-issuer', () => {
       config: '/etc/tessera/providers',
       port: 3000,
       host: '0.0.0.0',
-      trustProxy: true,
+      trustProxy: 1,
+      adminPort: 9464,
+      adminHost: '0.0.0.0',
     })
   })
 

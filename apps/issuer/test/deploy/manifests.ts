@@ -66,7 +66,7 @@ export interface Deployment extends Manifest {
     replicas: number
     selector: { matchLabels: Record<string, string> }
     template: {
-      metadata: { labels: Record<string, string> }
+      metadata: { labels: Record<string, string>; annotations?: Record<string, string> }
       spec: {
         serviceAccountName: string
         securityContext?: { runAsNonRoot?: boolean; runAsUser?: number }
@@ -80,7 +80,7 @@ export interface Deployment extends Manifest {
 export interface Service extends Manifest {
   spec: {
     selector: Record<string, string>
-    ports: { port: number; targetPort: number | string }[]
+    ports: { name?: string; port: number; targetPort: number | string }[]
   }
 }
 

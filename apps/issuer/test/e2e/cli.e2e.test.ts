@@ -89,7 +89,7 @@ describe('tessera CLI', () => {
   it('dev serves the examples, issues a token, and stops cleanly on SIGTERM', async () => {
     const child = spawn(process.execPath, [CLI, 'dev', '--port', '0'], {
       cwd: REPO,
-      env: cleanEnv({ JWT_SECRET, DATABASE_URL: `sqlite:${tmp.dir}/dev.db` }),
+      env: cleanEnv({ JWT_SECRET, DATABASE_URL: `sqlite:${tmp.dir}/dev.db`, ADMIN_PORT: '0' }),
     })
     let stdout = ''
     const url = await new Promise<string>((resolve, reject) => {

@@ -73,7 +73,7 @@ describe('GET /.well-known/jwks.json and metadata', () => {
     }
   })
 
-  it('answers /healthz, /readyz and /metrics on any host', async () => {
+  it('answers /healthz and /readyz on any host, and /metrics on none (issue #11)', async () => {
     const issuer = await startIssuer({ databaseUrl: 'memory:' })
     try {
       expect((await send(issuer.url, { path: '/healthz', host: 'whatever' })).json).toEqual({
@@ -82,8 +82,12 @@ describe('GET /.well-known/jwks.json and metadata', () => {
       expect((await send(issuer.url, { path: '/readyz', host: 'whatever' })).json).toEqual({
         status: 'ready',
       })
-      const metrics = await send(issuer.url, { path: '/metrics', host: 'whatever' })
-      expect(metrics.text).toContain('tessera_http_request_duration_seconds')
+      // Metrics name every tenant: they are served on the admin listener only.
+      for (const host of ['whatever', HS.host]) {
+        const metrics = await send(issuer.url, { path: '/metrics', host })
+        expect(metrics.status).toBe(404)
+        expect(metrics.text).not.toContain('tessera_')
+      }
     } finally {
       await issuer.close()
     }

@@ -298,7 +298,12 @@ describe('tessera keys', { timeout: 90_000 }, () => {
           process.execPath,
           [CLI, command, '--host', '127.0.0.1', '--port', '0'],
           {
-            env: env({ JWT_SECRET, TESSERA_CONFIG: CONFIG, DATABASE_URL: `sqlite:${file}` }),
+            env: env({
+              JWT_SECRET,
+              TESSERA_CONFIG: CONFIG,
+              DATABASE_URL: `sqlite:${file}`,
+              ADMIN_PORT: '0',
+            }),
           },
         )
         let stdout = ''

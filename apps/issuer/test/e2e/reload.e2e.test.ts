@@ -88,6 +88,7 @@ describe('configuration reload', () => {
         JWT_SECRET,
         TESSERA_CONFIG: config,
         DATABASE_URL: `sqlite:${tmp.dir}/dev.db`,
+        ADMIN_PORT: '0',
       },
     })
     let stdout = ''

@@ -17,7 +17,7 @@ describe('POST /token (password brute-force protection)', () => {
         PASSWORD_MAX_FAILURES: '3',
         PASSWORD_MAX_FAILURES_PER_ADDRESS: '6',
         PASSWORD_FAILURE_WINDOW_SECONDS: '600',
-        TRUST_PROXY: 'true',
+        TRUST_PROXY: '1',
       },
     })
   })

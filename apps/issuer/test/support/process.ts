@@ -8,6 +8,8 @@ export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.u
 export interface IssuerCli {
   /** `http://127.0.0.1:<port>` */
   url: string
+  /** The admin listener's `http://<ADMIN_HOST>:<port>`, or `off`. */
+  admin: string
   child: ChildProcess
   /** Every line the process wrote to stdout and stderr so far. */
   logs: string[]
@@ -26,7 +28,8 @@ export async function startIssuerCli(
   command: 'dev' | 'start' = 'dev',
 ): Promise<IssuerCli> {
   const child = spawn(process.execPath, [CLI, command, '--port', '0', '--host', '127.0.0.1'], {
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...vars },
+    // ADMIN_PORT 0: processes started side by side must not race for the default admin port.
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ADMIN_PORT: '0', ...vars },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   const logs: string[] = []
@@ -46,14 +49,14 @@ export async function startIssuerCli(
     if (child.exitCode === null && child.signalCode === null) child.kill(name)
     await exited
   }
-  const url = await new Promise<string>((resolve, reject) => {
+  const { url, admin } = await new Promise<{ url: string; admin: string }>((resolve, reject) => {
     const timer = setInterval(() => {
       for (const line of logs) {
         try {
-          const entry = JSON.parse(line) as { msg?: string; url?: string }
+          const entry = JSON.parse(line) as { msg?: string; url?: string; admin?: string }
           if (entry.msg === 'tessera issuer listening' && typeof entry.url === 'string') {
             clearInterval(timer)
-            resolve(entry.url)
+            resolve({ url: entry.url, admin: entry.admin ?? 'off' })
             return
           }
         } catch {
@@ -66,7 +69,14 @@ export async function startIssuerCli(
       reject(new Error(`the issuer exited with ${child.exitCode}:\n${logs.join('\n')}`))
     })
   })
-  return { url, child, logs, stop: () => signal('SIGTERM'), kill: () => signal('SIGKILL') }
+  return {
+    url,
+    admin,
+    child,
+    logs,
+    stop: () => signal('SIGTERM'),
+    kill: () => signal('SIGKILL'),
+  }
 }
 
 /** Runs the CLI to completion (e.g. `keys rotate`) with exactly `vars` plus PATH. */
