@@ -1,10 +1,13 @@
+import { randomBytes } from 'node:crypto'
 import { parseSettings } from '@tessera/config-schema'
+import { checkSettings } from '../issuer.js'
 import { loadProviders } from '../providers.js'
+import { assertConfigExists } from './config-directory.js'
 import { readTenants } from './read-tenants.js'
 
 /**
  * `tessera check-config`: validates settings, every tenant file and every provider script as
- * `start` would (`--dev` for dev's defaults), and prints a summary or every problem. With
+ * `start` would (`--dev` for dev's defaults and rules), and prints a summary or every problem. With
  * TESSERA_CONFIG_SOURCE=kubernetes it lists the namespace's Tenant resources once instead, and
  * fails when any is refused.
  */
@@ -13,8 +16,22 @@ export async function checkConfigCommand(
   dev: boolean,
 ): Promise<number> {
   const vars: Record<string, string | undefined> = { ...process.env, ...flagSettings }
-  const settings = parseSettings(vars, dev ? 'dev' : 'start')
-  const { tenants, refused } = await readTenants(settings, vars, settings.jwtSecret)
+  const mode = dev ? 'dev' : 'start'
+  const settings = parseSettings(vars, mode)
+  checkSettings(settings)
+  assertConfigExists(settings, vars, mode, 'check-config')
+  const notes: string[] = []
+  // dev makes up a JWT_SECRET when none is set, so HS256 tenants load; --dev checks the same.
+  let jwtSecret = settings.jwtSecret
+  if (dev && jwtSecret === undefined) {
+    jwtSecret = randomBytes(32).toString('base64url')
+    notes.push('JWT_SECRET is not set: dev would use a random secret for each process')
+  }
+  const { tenants, refused } = await readTenants(settings, vars, jwtSecret)
+  const rs256 = tenants.some((tenant) => tenant.jwtAlgorithm === 'RS256')
+  if (rs256 && settings.keyEncryptionSecret === undefined) {
+    notes.push('KEY_ENCRYPTION_SECRET is not set: RS256 private keys would be stored unencrypted')
+  }
   await loadProviders(tenants.flatMap((tenant) => tenant.providers))
   const from =
     settings.configSource === 'kubernetes'
@@ -32,5 +49,7 @@ export async function checkConfigCommand(
         `${tenant.clients.length} client(s), ${tenant.providers.length} provider(s)\n`,
     )
   }
+  // On stdout with the summary: they are what start and dev would warn about, not problems.
+  for (const note of notes) process.stdout.write(`note: ${note}\n`)
   return 0
 }

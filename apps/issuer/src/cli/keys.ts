@@ -6,7 +6,9 @@ import type { KeyInfo } from '@tessera/keys'
 import { openStore } from '@tessera/store'
 import type { Store } from '@tessera/store'
 import { checkSettings, KEY_POLL_INTERVAL_MS } from '../issuer.js'
+import { assertConfigExists } from './config-directory.js'
 import { parseCommandLine } from './flags.js'
+import { HELP, UsageError, wantsHelp } from './help.js'
 import { readTenants } from './read-tenants.js'
 
 const SUBCOMMANDS = ['list', 'rotate', 'revoke'] as const
@@ -26,8 +28,9 @@ const ALLOWED: Record<Subcommand, readonly string[]> = {
   revoke: ['tenant', 'kid', 'dev'],
 }
 
-/** A problem with the command line or its arguments: printed as one line, exit 1. */
-class UsageError extends Error {}
+
+/** A request the keys cannot satisfy (unknown tenant, HS256 tenant): one line, exit 1. */
+class KeysError extends Error {}
 
 /** One row of `tessera keys list --json`. Times are ISO 8601 (UTC). */
 interface KeyListEntry {
@@ -52,14 +55,28 @@ const pollSeconds = KEY_POLL_INTERVAL_MS / 1000
 
 /**
  * `tessera keys list|rotate|revoke`: inspects and changes the RS256 keys in the database a
- * running issuer uses (DESIGN §6). Settings come from the environment and flags as for `start`
+ * running issuer uses. Settings come from the environment and flags as for `start`
  * (`--dev` for dev's defaults); running issuers pick changes up within their poll interval.
  */
 export async function keysCommand(args: string[]): Promise<number> {
+  const [subcommand, ...rest] = args
+  const isSubcommand = SUBCOMMANDS.includes(subcommand as Subcommand)
+  if (isSubcommand && wantsHelp(rest)) {
+    process.stdout.write(HELP[`keys ${subcommand}`] ?? '')
+    return 0
+  }
+  if (wantsHelp(args)) {
+    process.stdout.write(HELP.keys ?? '')
+    return 0
+  }
+  if (subcommand === undefined) {
+    process.stderr.write(HELP.keys ?? '')
+    return 1
+  }
   try {
     return await run(args)
   } catch (error) {
-    if (error instanceof UsageError) {
+    if (error instanceof KeysError) {
       process.stderr.write(`tessera keys: ${error.message}\n`)
       return 1
     }
@@ -75,29 +92,30 @@ async function run(args: string[]): Promise<number> {
   const [subcommand, ...rest] = args
   if (!SUBCOMMANDS.includes(subcommand as Subcommand)) {
     throw new UsageError(
-      subcommand === undefined
-        ? 'expected a subcommand: list, rotate or revoke'
-        : `unknown subcommand "${subcommand}"; expected list, rotate or revoke`,
+      'keys',
+      `unknown subcommand "${subcommand}"; expected list, rotate or revoke`,
     )
   }
   const command = subcommand as Subcommand
-  const { settings: flagSettings, flags, positionals } = parseCommandLine(rest, FLAGS)
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`)
+  const where = `keys ${command}`
+  const { settings: flagSettings, flags } = parseCommandLine(where, rest, FLAGS)
   for (const name of Object.keys(flags)) {
     if (!ALLOWED[command].includes(name)) {
-      throw new UsageError(`--${name} is not an option of keys ${command}`)
+      throw new UsageError(where, `--${name} is not a flag of keys ${command}`)
     }
   }
   const tenantName = typeof flags.tenant === 'string' ? flags.tenant : undefined
   const kid = typeof flags.kid === 'string' ? flags.kid : undefined
   if (command !== 'list' && tenantName === undefined) {
-    throw new UsageError(`keys ${command} needs --tenant NAME`)
+    throw new UsageError(where, `needs --tenant NAME`)
   }
-  if (command === 'revoke' && kid === undefined) throw new UsageError('keys revoke needs --kid KID')
+  if (command === 'revoke' && kid === undefined) throw new UsageError(where, 'needs --kid KID')
 
   const vars: Record<string, string | undefined> = { ...process.env, ...flagSettings }
-  const settings = parseSettings(vars, flags.dev === true ? 'dev' : 'start')
+  const mode = flags.dev === true ? 'dev' : 'start'
+  const settings = parseSettings(vars, mode)
   checkSettings(settings)
+  assertConfigExists(settings, vars, mode, where)
   // The tenants are read for their names and algorithms only. These commands sign nothing, so a
   // missing JWT_SECRET is no reason to refuse; a throwaway value lets HS256 tenants load.
   const jwtSecret = settings.jwtSecret ?? randomBytes(32).toString('base64url')
@@ -125,7 +143,7 @@ function findTenant(tenants: readonly Tenant[], name: string): Tenant {
   const tenant = tenants.find((candidate) => candidate.name === name)
   if (tenant === undefined) {
     const known = tenants.map((candidate) => candidate.name).join(', ')
-    throw new UsageError(`unknown tenant "${name}"; the configuration has: ${known}`)
+    throw new KeysError(`unknown tenant "${name}"; the configuration has: ${known}`)
   }
   return tenant
 }
@@ -197,7 +215,7 @@ async function rotate(context: Context): Promise<number> {
   const { settings, store } = context
   const tenant = onlyTenant(context)
   if (tenant.jwtAlgorithm !== 'RS256') {
-    throw new UsageError(
+    throw new KeysError(
       `tenant "${tenant.name}" signs with ${tenant.jwtAlgorithm}; only RS256 keys rotate ` +
         '(set jwt_algorithm: RS256 to switch it)',
     )

@@ -24,6 +24,17 @@ export const KEEP_ALIVE_TIMEOUT_MS = 65_000
 /** How often Node checks the two timeouts above (its default, 30 s, would double them). */
 const TIMEOUT_CHECK_INTERVAL_MS = 1_000
 
+/** The port is taken by another process: the operator picks another one with `setting`. */
+export class PortInUseError extends Error {
+  constructor(
+    readonly port: number,
+    readonly setting: string,
+  ) {
+    super(`port ${port} is in use; set ${setting}`)
+    this.name = 'PortInUseError'
+  }
+}
+
 /** An HTTP server for `app` with the timeouts above. */
 export function createHttpServer(app: Koa): Server {
   const handle = app.callback()
@@ -41,8 +52,9 @@ export function createHttpServer(app: Koa): Server {
 }
 
 /**
- * Listens on `host:port` and resolves with the port (the chosen one for port 0). A port that
- * cannot be had is a configuration problem naming `setting`, not a stack trace.
+ * Listens on `host:port` and resolves with the port (the chosen one for port 0). A port in use
+ * is a {@link PortInUseError}; any other refusal a configuration problem naming `setting`; never
+ * a stack trace.
  */
 export function listen(
   server: Server,
@@ -52,14 +64,16 @@ export function listen(
 ): Promise<number> {
   return new Promise((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException): void => {
+      if (error.code === 'EADDRINUSE') {
+        reject(new PortInUseError(port, setting))
+        return
+      }
       const reason =
-        error.code === 'EADDRINUSE'
-          ? 'the address is already in use'
-          : error.code === 'EACCES'
-            ? 'permission denied'
-            : error.code === 'EADDRNOTAVAIL'
-              ? 'the address is not available on this machine'
-              : (error.code ?? error.message)
+        error.code === 'EACCES'
+          ? 'permission denied'
+          : error.code === 'EADDRNOTAVAIL'
+            ? 'the address is not available on this machine'
+            : (error.code ?? error.message)
       reject(
         new ConfigError([
           {

@@ -9,61 +9,62 @@ import { KeyError } from '@tessera/keys'
 import { StoreError } from '@tessera/store'
 import { ProviderError } from '../providers.js'
 import { checkConfigCommand } from './check-config.js'
+import { MissingConfigError } from './config-directory.js'
 import { parseCommandLine } from './flags.js'
 import { hashPasswordCommand } from './hash-password.js'
+import { HELP, USAGE, UsageError, wantsHelp } from './help.js'
 import { keysCommand } from './keys.js'
+import { PortInUseError } from './listen.js'
 import { serve } from './serve.js'
 
-const USAGE = `Usage: tessera <command> [flags]
-
-Commands:
-  start            run the issuer (production: https issuer URLs, JWT_SECRET required)
-  dev              run the issuer locally (http issuer URLs, ./examples, 127.0.0.1)
-  check-config     validate settings, tenant files and provider scripts (--dev for dev defaults)
-  keys list [--tenant T] [--json]
-                   the RS256 keys of every tenant (or of T): kid, state, created, algorithm
-  keys rotate --tenant T
-                   make a new active key now; the old one stays in the JWKS for the grace
-  keys revoke --tenant T --kid K
-                   take a key out of the JWKS at once (compromise); an active one is replaced
-  hash-password    read a password from the terminal or stdin and print its scrypt hash
-
-Every setting is an environment variable and a flag: JWT_SECRET is --jwt-secret, PORT is
---port, TESSERA_CONFIG is --tessera-config (or --config), and so on. The keys commands read
-them as start does (DATABASE_URL, TESSERA_CONFIG, KEY_ENCRYPTION_SECRET, JWKS_GRACE_HOURS),
-or with dev's defaults given --dev; running issuers see their changes within 5 seconds.
-
-With TESSERA_CONFIG_SOURCE=kubernetes, start and dev serve the Tenant resources of
-TESSERA_KUBERNETES_NAMESPACE (default: the pod's own namespace) and TESSERA_CONFIG is the
-directory of the provider scripts those Tenants name (docs/kubernetes-source.md).
-`
+/** Prints a command's help: on stdout when asked for, on stderr (exit 1) after a mistake. */
+function help(text: string, asked: boolean): number {
+  if (asked) {
+    process.stdout.write(text)
+    return 0
+  }
+  process.stderr.write(text)
+  return 1
+}
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
+  if (command !== undefined && HELP[command] !== undefined && command !== 'keys') {
+    if (wantsHelp(rest)) return help(HELP[command], true)
+  }
   switch (command) {
     case 'start':
     case 'dev': {
-      const { settings } = parseCommandLine(rest)
+      const { settings } = parseCommandLine(command, rest)
       await serve(command, settings)
       return -1
     }
     case 'check-config': {
-      const { settings, flags } = parseCommandLine(rest, { dev: { type: 'boolean' } })
+      const { settings, flags } = parseCommandLine(command, rest, { dev: { type: 'boolean' } })
       return checkConfigCommand(settings, flags.dev === true)
     }
     case 'keys':
       return keysCommand(rest)
     case 'hash-password':
+      if (rest.length > 0) {
+        // Nor a password: argv is visible to every user of the machine (ps).
+        throw new UsageError(command, 'takes no arguments; it reads the password from stdin')
+      }
       return hashPasswordCommand()
-    case undefined:
-    case 'help':
+    case 'help': {
+      const topic = rest.join(' ')
+      if (topic === '') return help(USAGE, true)
+      const text = HELP[topic]
+      if (text === undefined) throw new UsageError('help', `no command "${topic}"`)
+      return help(text, true)
+    }
     case '--help':
     case '-h':
-      process.stdout.write(USAGE)
-      return command === undefined ? 1 : 0
+      return help(USAGE, true)
+    case undefined:
+      return help(USAGE, false)
     default:
-      process.stderr.write(`tessera: unknown command "${command}"\n\n${USAGE}`)
-      return 1
+      throw new UsageError('', `unknown command "${command}"`)
   }
 }
 
@@ -82,10 +83,12 @@ main(process.argv.slice(2)).then(
     } else if (error instanceof KeyError) {
       // Key errors name tenants and kids, never key material or secrets.
       process.stderr.write(`tessera: ${error.message}\n`)
-    } else if (
-      error instanceof TypeError &&
-      (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'
-    ) {
+    } else if (error instanceof UsageError) {
+      const command = error.command === '' ? 'tessera' : `tessera ${error.command}`
+      process.stderr.write(`${command}: ${error.message}; see ${command} --help\n`)
+    } else if (error instanceof MissingConfigError) {
+      process.stderr.write(`tessera ${error.command}: ${error.message}\n`)
+    } else if (error instanceof PortInUseError) {
       process.stderr.write(`tessera: ${error.message}\n`)
     } else {
       process.stderr.write(`tessera: ${(error as Error).stack ?? String(error)}\n`)

@@ -5,6 +5,7 @@ import { collectDefaultMetrics } from 'prom-client'
 import { createIssuer } from '../issuer.js'
 import { createLogger } from '../logger.js'
 import { createMetrics } from '../metrics.js'
+import { assertConfigExists } from './config-directory.js'
 import { createHttpServer, listen } from './listen.js'
 
 const SHUTDOWN_GRACE_MS = 10_000
@@ -24,6 +25,7 @@ export async function serve(
     devSecretGenerated = true
   }
   const settings = parseSettings(vars, mode)
+  assertConfigExists(settings, vars, mode, mode)
   const logger = createLogger(settings.logLevel)
   if (devSecretGenerated) {
     logger.warn(
