@@ -28,7 +28,6 @@ const ALLOWED: Record<Subcommand, readonly string[]> = {
   revoke: ['tenant', 'kid', 'dev'],
 }
 
-
 /** A request the keys cannot satisfy (unknown tenant, HS256 tenant): one line, exit 1. */
 class KeysError extends Error {}
 

@@ -137,7 +137,9 @@ describe('tessera keys', { timeout: 90_000 }, () => {
     expect(kid.status).toBe(1)
     expect(kid.stderr).toBe('tessera keys: tenant "rs" has no key "1999-01-01"\n')
     expect(missing.status).toBe(1)
-    expect(missing.stderr).toBe('tessera keys: keys rotate needs --tenant NAME\n')
+    expect(missing.stderr).toBe(
+      'tessera keys rotate: needs --tenant NAME; see tessera keys rotate --help\n',
+    )
     expect(hs.status).toBe(1)
     expect(hs.stderr).toContain('tenant "hs" signs with HS256; only RS256 keys rotate')
   })

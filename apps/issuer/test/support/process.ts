@@ -79,14 +79,19 @@ export async function startIssuerCli(
   }
 }
 
-/** Runs the CLI to completion (e.g. `keys rotate`) with exactly `vars` plus PATH. */
+/**
+ * Runs the CLI to completion (e.g. `keys rotate`) with exactly `vars` plus PATH, in `cwd` (default:
+ * the test's).
+ */
 export function runCli(
   args: string[],
   vars: Record<string, string>,
+  { cwd }: { cwd?: string } = {},
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       env: { PATH: process.env.PATH ?? '', ...vars },
+      ...(cwd === undefined ? {} : { cwd }),
     })
     let stdout = ''
     let stderr = ''
