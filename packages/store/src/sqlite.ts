@@ -5,11 +5,14 @@ import type {
   AuthorizationCodeStore,
   ExpiryStore,
   FamilyIssue,
+  HeldAttempt,
   MarkStore,
   RefreshTokenStore,
   Reservation,
   RotateResult,
   SecretStore,
+  Settlement,
+  ThrottleLimit,
   ThrottleStore,
   ThrottleWindow,
 } from '@tessera/grants'
@@ -23,7 +26,8 @@ import {
   checkRedeemArgs,
   checkSecretArgs,
   checkText,
-  checkThrottleWindow,
+  checkReservation,
+  checkSettlement,
   checkTime,
   conflictError,
 } from './internal/checks.js'
@@ -36,6 +40,7 @@ import {
   parsePrunedKidRow,
   parseSecretRow,
   parseTokenFamilyRow,
+  parseWindow,
   parseWindowEnd,
 } from './internal/rows.js'
 import { createCheckpointer, openDatabase } from './internal/sqlite-database.js'
@@ -201,18 +206,14 @@ function createSqliteStore(db: Database.Database, file: string): Store {
   })
 
   const sweepWindows = db.prepare<[number]>('DELETE FROM throttle WHERE reset_at <= ?')
-  // In DO UPDATE, bare column names are the stored row. A window that has ended restarts at 1;
-  // an open one counts only while it holds fewer than the limit, else the row is left alone and
-  // nothing is returned.
-  const countAttempt = db.prepare<{ key: string; now: number; resetAt: number; limit: number }>(
-    `INSERT INTO throttle ("key", count, reset_at) VALUES (@key, 1, @resetAt)
-     ON CONFLICT ("key") DO UPDATE SET
-       count = CASE WHEN reset_at <= @now THEN 1 ELSE count + 1 END,
-       reset_at = CASE WHEN reset_at <= @now THEN @resetAt ELSE reset_at END
-     WHERE reset_at <= @now OR count < @limit
+  // Called after sweepWindows, under the write lock: a stored row is an open window, checked
+  // against the limit already, so it only counts on.
+  const countAttempt = db.prepare<[string, number]>(
+    `INSERT INTO throttle ("key", count, reset_at) VALUES (?, 1, ?)
+     ON CONFLICT ("key") DO UPDATE SET count = count + 1
      RETURNING reset_at`,
   )
-  const readWindowEnd = db.prepare<[string]>('SELECT reset_at FROM throttle WHERE "key" = ?')
+  const readWindow = db.prepare<[string]>('SELECT count, reset_at FROM throttle WHERE "key" = ?')
   const uncountAttempt = db.prepare<[string, number]>(
     'UPDATE throttle SET count = count - 1 WHERE "key" = ? AND reset_at = ? AND count > 0',
   )
@@ -421,18 +422,34 @@ function createSqliteStore(db: Database.Database, file: string): Store {
     )
   })
 
-  // IMMEDIATE takes the write lock up front, so the sweep, the check and the count cannot
+  // IMMEDIATE takes the write lock up front, so the sweep, the checks and the counts cannot
   // interleave with another process's: of any number of concurrent reservations, from any
-  // process on the file, at most `limit` are granted. Ended windows are dropped as attempts come
-  // in, so guessed usernames do not pile up.
-  const reserveAttempt = db.transaction(
-    (key: string, { limit, now, windowMs }: ThrottleWindow): Reservation => {
+  // process on the file, at most each key's limit are granted, and a refused reservation counts
+  // nothing on any key. Every key is checked before any is counted, so nothing is undone. Ended
+  // windows are dropped as attempts come in, so guessed usernames do not pile up.
+  const reserveAttempts = db.transaction(
+    (asked: readonly ThrottleLimit[], { now, windowMs }: ThrottleWindow): Reservation => {
       sweepWindows.run(now)
-      const counted = countAttempt.get({ key, now, resetAt: now + windowMs, limit })
-      if (counted !== undefined) return { granted: true, resetAt: parseWindowEnd(counted) }
-      return { granted: false, resetAt: parseWindowEnd(readWindowEnd.get(key)) }
+      for (const { key, limit } of asked) {
+        const row = readWindow.get(key)
+        if (row !== undefined) {
+          const open = parseWindow(row)
+          if (open.count >= limit) return { granted: false, blocked: key, resetAt: open.resetAt }
+        }
+      }
+      const held = asked.map(({ key }): HeldAttempt => ({
+        key,
+        resetAt: parseWindowEnd(countAttempt.get(key, now + windowMs)),
+      }))
+      return { granted: true, held }
     },
   )
+  const settleAttempts = db.transaction(({ clear, release }: Settlement): number => {
+    let changes = 0
+    for (const { key, resetAt } of release) changes += uncountAttempt.run(key, resetAt).changes
+    for (const key of clear) changes += clearWindow.run(key).changes
+    return changes
+  })
 
   function use(): void {
     if (!db.open) throw new StoreError('ERR_STORE_CLOSED', 'the SQLite store is closed')
@@ -494,26 +511,20 @@ function createSqliteStore(db: Database.Database, file: string): Store {
   }
 
   const throttle: ThrottleStore = {
-    reserveAttempt(key, window): Promise<Reservation> {
+    reserveAttempts(asked, window): Promise<Reservation> {
       return settle(() => {
         use()
-        checkThrottleWindow('reserveAttempt', window)
-        const reservation = reserveAttempt.immediate(key, window)
+        checkReservation('reserveAttempts', asked, window)
+        const reservation = reserveAttempts.immediate(asked, window)
         checkpointer.wrote()
         return reservation
       })
     },
-    releaseAttempt(key, resetAt) {
+    settleAttempts(settlement) {
       return settle(() => {
         use()
-        checkTime('releaseAttempt', 'resetAt', resetAt)
-        if (uncountAttempt.run(key, resetAt).changes > 0) checkpointer.wrote()
-      })
-    },
-    clearAttempts(key) {
-      return settle(() => {
-        use()
-        if (clearWindow.run(key).changes > 0) checkpointer.wrote()
+        checkSettlement('settleAttempts', settlement)
+        if (settleAttempts.immediate(settlement) > 0) checkpointer.wrote()
       })
     },
   }

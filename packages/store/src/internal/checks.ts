@@ -1,23 +1,56 @@
 import type {
   AuthorizationCodeRecord,
   FamilyIssue,
+  HeldAttempt,
   RefreshFamily,
+  Settlement,
+  ThrottleLimit,
   ThrottleWindow,
 } from '@tessera/grants'
 import { StoreError } from '../errors.js'
 
 /**
- * The window of `reserveAttempt`: integer epoch milliseconds, a positive integer length and
- * limit. Argument checks are shared by the adapters, so that all refuse the same misuse the same
- * way.
+ * The arguments of `reserveAttempts`: at least one key, no key twice (one attempt per key), each
+ * a string with a positive integer limit; integer epoch milliseconds and a positive integer
+ * length. Argument checks are shared by the adapters, so that all refuse the same misuse the
+ * same way.
  */
-export function checkThrottleWindow(method: string, window: ThrottleWindow): void {
+export function checkReservation(
+  method: string,
+  keys: readonly ThrottleLimit[],
+  window: ThrottleWindow,
+): void {
   checkTime(method, 'now', window.now)
   if (!(Number.isSafeInteger(window.windowMs) && window.windowMs > 0)) {
     throw new TypeError(`${method}: windowMs must be a positive integer number of milliseconds`)
   }
-  if (!(Number.isSafeInteger(window.limit) && window.limit > 0)) {
-    throw new TypeError(`${method}: limit must be a positive integer`)
+  if (!Array.isArray(keys) || keys.length === 0) {
+    throw new TypeError(`${method}: keys must be a non-empty array`)
+  }
+  const seen = new Set<string>()
+  for (const { key, limit } of keys) {
+    if (typeof key !== 'string') throw new TypeError(`${method}: a key must be a string`)
+    if (seen.has(key)) throw new TypeError(`${method}: keys must be distinct`)
+    seen.add(key)
+    if (!(Number.isSafeInteger(limit) && limit > 0)) {
+      throw new TypeError(`${method}: limit must be a positive integer`)
+    }
+  }
+}
+
+/** The argument of `settleAttempts`: string keys, and integer epoch milliseconds. */
+export function checkSettlement(method: string, settlement: Settlement): void {
+  if (!Array.isArray(settlement.clear) || !Array.isArray(settlement.release)) {
+    throw new TypeError(`${method}: clear and release must be arrays`)
+  }
+  const clear: readonly unknown[] = settlement.clear
+  const release: readonly HeldAttempt[] = settlement.release
+  for (const key of clear) {
+    if (typeof key !== 'string') throw new TypeError(`${method}: a key must be a string`)
+  }
+  for (const { key, resetAt } of release) {
+    if (typeof key !== 'string') throw new TypeError(`${method}: a key must be a string`)
+    checkTime(method, 'resetAt', resetAt)
   }
 }
 
