@@ -474,13 +474,13 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
           const counted = new Map(rows.map((row) => [String(row.key_hex), parseWindow(row)]))
           const held: HeldAttempt[] = []
           for (const [i, { key, limit }] of asked.entries()) {
-            const window = counted.get(keys[i]?.toString('hex') ?? '')
-            if (window === undefined) throw new Error('reserveAttempts: a key was not counted')
-            if (window.count > limit) {
+            const open = counted.get(keys[i]?.toString('hex') ?? '')
+            if (open === undefined) throw new Error('reserveAttempts: a key was not counted')
+            if (open.count > limit) {
               // Rolled back: nothing is counted on any key.
-              throw new Refused({ granted: false, blocked: key, resetAt: window.resetAt })
+              throw new Refused({ granted: false, blocked: key, resetAt: open.resetAt })
             }
-            held.push({ key, resetAt: window.resetAt })
+            held.push({ key, resetAt: open.resetAt })
           }
           return { granted: true, held } satisfies Reservation
         }).catch((error: unknown) => {

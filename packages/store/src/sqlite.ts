@@ -524,6 +524,7 @@ function createSqliteStore(db: Database.Database, file: string): Store {
       return settle(() => {
         use()
         checkSettlement('settleAttempts', settlement)
+        if (settlement.clear.length === 0 && settlement.release.length === 0) return
         if (settleAttempts.immediate(settlement) > 0) checkpointer.wrote()
       })
     },

@@ -11,7 +11,7 @@ import { StoreError } from '../errors.js'
 
 /**
  * The arguments of `reserveAttempts`: at least one key, no key twice (one attempt per key), each
- * a string with a positive integer limit; integer epoch milliseconds and a positive integer
+ * a well-formed string with a positive integer limit; integer epoch milliseconds and a positive integer
  * length. Argument checks are shared by the adapters, so that all refuse the same misuse the
  * same way.
  */
@@ -27,9 +27,11 @@ export function checkReservation(
   if (!Array.isArray(keys) || keys.length === 0) {
     throw new TypeError(`${method}: keys must be a non-empty array`)
   }
+  const asked: readonly ThrottleLimit[] = keys
   const seen = new Set<string>()
-  for (const { key, limit } of keys) {
-    if (typeof key !== 'string') throw new TypeError(`${method}: a key must be a string`)
+  for (const { key, limit } of asked) {
+    // Well-formed, so that two distinct keys are two distinct rows (see checkText).
+    checkText(method, 'key', key)
     if (seen.has(key)) throw new TypeError(`${method}: keys must be distinct`)
     seen.add(key)
     if (!(Number.isSafeInteger(limit) && limit > 0)) {
@@ -38,18 +40,21 @@ export function checkReservation(
   }
 }
 
-/** The argument of `settleAttempts`: string keys, and integer epoch milliseconds. */
+/** The argument of `settleAttempts`: well-formed string keys, and integer epoch milliseconds. */
 export function checkSettlement(method: string, settlement: Settlement): void {
   if (!Array.isArray(settlement.clear) || !Array.isArray(settlement.release)) {
     throw new TypeError(`${method}: clear and release must be arrays`)
   }
-  const clear: readonly unknown[] = settlement.clear
+  const clear: readonly string[] = settlement.clear
   const release: readonly HeldAttempt[] = settlement.release
-  for (const key of clear) {
-    if (typeof key !== 'string') throw new TypeError(`${method}: a key must be a string`)
-  }
+  for (const key of clear) checkText(method, 'key', key)
+  // One attempt given back per key: a key given back twice would be one decrement on one adapter
+  // and two on another.
+  const given = new Set<string>()
   for (const { key, resetAt } of release) {
-    if (typeof key !== 'string') throw new TypeError(`${method}: a key must be a string`)
+    checkText(method, 'key', key)
+    if (given.has(key)) throw new TypeError(`${method}: keys given back must be distinct`)
+    given.add(key)
     checkTime(method, 'resetAt', resetAt)
   }
 }

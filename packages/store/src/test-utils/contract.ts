@@ -493,7 +493,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         }
       })
 
-      it('throws a TypeError for no keys, a key asked twice or a settlement that is not one', async () => {
+      it('throws a TypeError for no keys, a key twice, a malformed key or settlement', async () => {
         const window = { now: t0, windowMs }
         await expect(store.throttle.reserveAttempts([], window)).rejects.toThrow(TypeError)
         await expect(
@@ -513,6 +513,13 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
             clear: [],
             release: [{ key: 'acme:alice', resetAt: 1.5 }],
           }),
+        ).rejects.toThrow(TypeError)
+        await expect(
+          store.throttle.reserveAttempts([{ key: 'acme:\uD800', limit: 3 }], window),
+        ).rejects.toThrow(TypeError)
+        const twice = { key: 'acme:alice', resetAt: t0 + windowMs }
+        await expect(
+          store.throttle.settleAttempts({ clear: [], release: [twice, twice] }),
         ).rejects.toThrow(TypeError)
         expect(await attemptsHeld(store, 'acme:alice', t0)).toBe(0)
       })
