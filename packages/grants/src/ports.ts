@@ -57,8 +57,8 @@ export interface ThrottleStore {
   /**
    * Counts one attempt on every key if each one's window open at `now` holds fewer than its
    * limit, and on none otherwise; a key with no open window opens one of `windowMs`. Atomic: the
-   * checks and the counts are one step, so a key refused by another never holds an attempt, not
-   * even for a moment. Keys must be distinct.
+   * checks and the counts are one step, so no other call ever sees an attempt counted on a key
+   * of a reservation that another key refused. Keys must be distinct.
    */
   reserveAttempts(keys: readonly ThrottleLimit[], window: ThrottleWindow): Promise<Reservation>
   /** Clears and gives back in one atomic step: one write to the store, not one per key. */
