@@ -666,6 +666,52 @@ describe('openSqliteStore: rotations asked in one turn are committed together', 
     }
   })
 
+  it('runs throttle reservations and settlements asked in one turn in order, with rotations', async () => {
+    const file = freshFile()
+    const store = await open(file)
+    await startFamily(store, refreshFamily(), sha256('rt-1'))
+    const reader = raw(file)
+    const held = reader.prepare<[string], { count: number }>(
+      'SELECT count FROM throttle WHERE "key" = ?',
+    )
+    const window = { now: t0, windowMs: 60_000 }
+    const keys = [
+      { key: 'user:acme:alice', limit: 3 },
+      { key: 'addr:192.0.2.1', limit: 10 },
+    ]
+    try {
+      const reserve = () =>
+        store.throttle
+          .reserveAttempts(keys, window)
+          .then((result) => ({ result, seen: held.get('user:acme:alice')?.count }))
+      const [a, b, rotation, c, d] = await Promise.all([
+        reserve(),
+        reserve(),
+        store.refreshTokens.rotateRefreshToken('acme', sha256('rt-1'), sha256('rt-2'), t0),
+        reserve(),
+        reserve(),
+      ])
+      // Each saw those before it; each answer was committed, for another connection to read.
+      expect([a, b, c].map(({ result }) => result.granted)).toEqual([true, true, true])
+      expect(d.result).toEqual({ granted: false, blocked: 'user:acme:alice', resetAt: t0 + 60_000 })
+      for (const { seen } of [a, b, c, d]) expect(seen).toBe(3)
+      expect(rotation.status).toBe('rotated')
+      if (!a.result.granted) throw new Error('not granted')
+      const [, address] = a.result.held
+      if (address === undefined) throw new Error('no address held')
+      // A settlement and the reservation after it, in one turn: the second sees the first.
+      const [, again] = await Promise.all([
+        store.throttle.settleAttempts({ clear: ['user:acme:alice'], release: [address] }),
+        store.throttle.reserveAttempts(keys, window),
+      ])
+      expect(again.granted).toBe(true)
+      expect(held.get('user:acme:alice')?.count).toBe(1)
+      expect(held.get('addr:192.0.2.1')?.count).toBe(3)
+    } finally {
+      reader.close()
+    }
+  })
+
   it('answers the rotations still queued when the store is closed', async () => {
     const file = freshFile()
     const store = await openSqliteStore(file)

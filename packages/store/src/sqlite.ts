@@ -348,48 +348,51 @@ function createSqliteStore(db: Database.Database, file: string): Store {
     },
   )
 
-  // Group commit. A rotation is queued and run at the end of the current turn of the event
-  // loop, together with every other rotation queued in that turn, in one IMMEDIATE transaction:
-  // each in a savepoint of its own (a nested better-sqlite3 transaction), so one that throws is
-  // undone alone, and all are committed at once. Under load most of a rotation's cost was the
-  // BEGIN and the COMMIT (locks and WAL writes); they are now shared. Nothing else changes: the
-  // rotations run in the order they were asked, each sees those before it, and each caller hears
-  // its answer only once the COMMIT has returned, so an answer is as durable as before. No
-  // transaction stays open between turns, so no other call ever sees uncommitted rows.
-  interface QueuedRotation {
-    args: [string, string, string, number, string | undefined]
-    resolve: (result: RotateResult) => void
+  // Group commit. A rotation, a throttle reservation or a settlement is queued and run at the
+  // end of the current turn of the event loop, together with every other one queued in that
+  // turn, in one IMMEDIATE transaction: each in a savepoint of its own (a nested better-sqlite3
+  // transaction), so one that throws is undone alone, and all are committed at once. Under load
+  // most of their cost was the BEGIN and the COMMIT (locks and WAL writes); they are now shared.
+  // Nothing else changes: they run in the order they were asked, each sees those before it, and
+  // each caller hears its answer only once the COMMIT has returned, so an answer is as durable as
+  // before. No transaction stays open between turns, so no other call ever sees uncommitted rows.
+  interface QueuedWrite {
+    /** The write in a transaction of its own, when it is alone in its turn. */
+    alone: () => unknown
+    /** The write in a savepoint of the batch's transaction. */
+    nested: () => unknown
+    resolve: (result: unknown) => void
     reject: (error: unknown) => void
   }
-  type Outcome = { result: RotateResult } | { error: unknown }
-  let queued: QueuedRotation[] = []
-  const rotateQueued = db.transaction((batch: readonly QueuedRotation[]): Outcome[] =>
+  type Outcome = { result: unknown } | { error: unknown }
+  let queued: QueuedWrite[] = []
+  const runBatch = db.transaction((batch: readonly QueuedWrite[]): Outcome[] =>
     batch.map((item) => {
       try {
-        return { result: rotate(...item.args) }
+        return { result: item.nested() }
       } catch (error) {
         // Some errors (I/O, a full disk) make SQLite end the whole transaction: then nothing of
-        // the batch is stored, and every rotation in it must fail, not just this one.
+        // the batch is stored, and every write in it must fail, not just this one.
         if (!db.inTransaction) throw error
         return { error }
       }
     }),
   )
-  function runQueuedRotations(): void {
+  function runQueuedWrites(): void {
     const batch = queued
     queued = []
     if (batch.length === 0) return
     let outcomes: Outcome[]
     try {
       use()
-      // One rotation needs no savepoint.
+      // One write needs no savepoint.
       const [only] = batch
       outcomes =
         only !== undefined && batch.length === 1
-          ? [{ result: rotate.immediate(...only.args) }]
-          : rotateQueued.immediate(batch)
+          ? [{ result: only.alone() }]
+          : runBatch.immediate(batch)
     } catch (error) {
-      // BEGIN or COMMIT failed (or the single rotation threw): nothing of the batch is stored.
+      // BEGIN or COMMIT failed (or the single write threw): nothing of the batch is stored.
       for (const item of batch) item.reject(error)
       return
     }
@@ -400,14 +403,34 @@ function createSqliteStore(db: Database.Database, file: string): Store {
       else item.reject(outcome?.error)
     })
   }
-  function queueRotation(method: string, args: QueuedRotation['args']): Promise<RotateResult> {
-    // A throw in here rejects the promise: misuse is refused before anything is queued.
-    return new Promise((resolve, reject) => {
+  /**
+   * Queues `write` (a better-sqlite3 transaction) with `args`; `check` runs first, and a throw
+   * from it rejects the promise before anything is queued.
+   */
+  function queueWrite<A extends unknown[], T>(
+    write: Database.Transaction<(...args: A) => T>,
+    args: A,
+    check: () => void,
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
       use()
+      check()
+      if (queued.length === 0) setImmediate(runQueuedWrites)
+      queued.push({
+        alone: () => write.immediate(...args),
+        nested: () => write(...args),
+        resolve: resolve as (result: unknown) => void,
+        reject,
+      })
+    })
+  }
+  function queueRotation(
+    method: string,
+    args: [string, string, string, number, string | undefined],
+  ): Promise<RotateResult> {
+    return queueWrite(rotate, args, () => {
       checkTime(method, 'now', args[3])
       checkText(method, 'newHash', args[2])
-      if (queued.length === 0) setImmediate(runQueuedRotations)
-      queued.push({ args, resolve, reject })
     })
   }
 
@@ -444,11 +467,9 @@ function createSqliteStore(db: Database.Database, file: string): Store {
       return { granted: true, held }
     },
   )
-  const settleAttempts = db.transaction(({ clear, release }: Settlement): number => {
-    let changes = 0
-    for (const { key, resetAt } of release) changes += uncountAttempt.run(key, resetAt).changes
-    for (const key of clear) changes += clearWindow.run(key).changes
-    return changes
+  const settleAttempts = db.transaction(({ clear, release }: Settlement): void => {
+    for (const { key, resetAt } of release) uncountAttempt.run(key, resetAt)
+    for (const key of clear) clearWindow.run(key)
   })
 
   function use(): void {
@@ -512,21 +533,14 @@ function createSqliteStore(db: Database.Database, file: string): Store {
 
   const throttle: ThrottleStore = {
     reserveAttempts(asked, window): Promise<Reservation> {
-      return settle(() => {
-        use()
-        checkReservation('reserveAttempts', asked, window)
-        const reservation = reserveAttempts.immediate(asked, window)
-        checkpointer.wrote()
-        return reservation
-      })
+      return queueWrite(reserveAttempts, [asked, window], () =>
+        checkReservation('reserveAttempts', asked, window),
+      )
     },
     settleAttempts(settlement) {
-      return settle(() => {
-        use()
-        checkSettlement('settleAttempts', settlement)
-        if (settlement.clear.length === 0 && settlement.release.length === 0) return
-        if (settleAttempts.immediate(settlement) > 0) checkpointer.wrote()
-      })
+      return queueWrite(settleAttempts, [settlement], () =>
+        checkSettlement('settleAttempts', settlement),
+      )
     },
   }
 
@@ -689,8 +703,8 @@ function createSqliteStore(db: Database.Database, file: string): Store {
       })
     },
     async close() {
-      // Rotations already asked for are answered, not dropped.
-      if (db.open) runQueuedRotations()
+      // Writes already asked for are answered, not dropped.
+      if (db.open) runQueuedWrites()
       // The checkpointer's connection first: the last connection to close checkpoints the WAL
       // and removes it.
       await checkpointer.close()
