@@ -53,7 +53,8 @@ export interface IssuerProcess {
  */
 export async function startIssuerProcess(options: IssuerProcessOptions): Promise<IssuerProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'tessera-issuer-'))
-  const child: ChildProcess = spawn(process.execPath, [ISSUER_MAIN, 'dev', '--port', String(options.port ?? 0)], {
+  const port = String(options.port ?? 0)
+  const child: ChildProcess = spawn(process.execPath, [ISSUER_MAIN, 'dev', '--port', port], {
     env: {
       ...process.env,
       JWT_SECRET: options.jwtSecret,

@@ -65,6 +65,6 @@ let loopbackAgent: Agent | undefined
 export const defaultFetch: FetchLike = (url, init) => {
   if (!isLocalhostName(new URL(url).hostname)) return globalThis.fetch(url, init)
   loopbackAgent ??= new Agent({ connect: { lookup: loopbackLookup } })
-  // `dispatcher` is undici's extension of RequestInit, which the DOM typings do not list.
-  return globalThis.fetch(url, { ...init, dispatcher: loopbackAgent } as RequestInit)
+  // `dispatcher` is undici's extension of RequestInit: Node's fetch is undici's.
+  return globalThis.fetch(url, { ...init, dispatcher: loopbackAgent })
 }

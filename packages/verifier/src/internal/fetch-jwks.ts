@@ -134,7 +134,8 @@ export function describeFailure(error: unknown): string {
         const inner = current.errors.find((entry) => entry instanceof Error)
         if (inner !== undefined) return describeFailure(inner)
       }
-      return code
+      const message = current.message.trim()
+      return message === '' || message.includes(code) ? code : clip(`${code}: ${message}`)
     }
     if (current.message !== '' && current.message !== 'fetch failed') fallback ??= current.message
     current = current.cause
