@@ -78,6 +78,9 @@ describe('describeFailure', () => {
 
   it('keeps a message short and on one line, and copes with anything thrown', () => {
     expect(describeFailure(new Error(`bad\n${'x'.repeat(500)}`))).toHaveLength(201)
+    expect(
+      describeFailure(new Error('proxy http://user:hunter2@proxy.test:8080/ refused', {})),
+    ).toBe('proxy http://proxy.test:8080/ refused')
     expect(describeFailure('a string')).toBe('unknown error')
     expect(describeFailure(new TypeError('fetch failed'))).toBe('unknown error')
     const loop: Error & { cause?: unknown } = new Error('')

@@ -144,6 +144,10 @@ export function describeFailure(error: unknown): string {
 }
 
 function clip(text: string): string {
-  const line = text.replace(/\s+/g, ' ').trim()
+  // An injected fetch may name a proxy URL with credentials in its message: drop the userinfo.
+  const line = text
+    .replace(/\s+/g, ' ')
+    .replace(/\/\/[^/\s@]*@/g, '//')
+    .trim()
   return line.length > 200 ? `${line.slice(0, 200)}…` : line
 }
