@@ -264,9 +264,17 @@ describe('the README', () => {
         symlinkSync(target, join(dir, 'node_modules', pkg), 'dir')
       }
 
-      const apiPort = await freePort()
       writeFileSync(join(dir, 'server.js'), withPorts(program!.code, issuerPort))
-      const server = await startServer(dir, apiPort)
+      let apiPort = 0
+      let server: Awaited<ReturnType<typeof startServer>> | undefined
+      for (let attempt = 0; server === undefined; attempt += 1) {
+        apiPort = await freePort()
+        // Another process may take the port between freePort and listen: try another one.
+        server = await startServer(dir, apiPort).catch((error: unknown) => {
+          if (attempt === 2) throw error
+          return undefined
+        })
+      }
       try {
         const acme = `acme.localhost:${issuerPort}`
         const globex = `globex.localhost:${issuerPort}`
