@@ -1,11 +1,12 @@
-import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { copyFileSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eventually } from '../support/eventually.js'
 import { postForm, send } from '../support/http.js'
 import { FIXTURES, JWT_SECRET, RS, tempDir } from '../support/issuer.js'
-import { runCli, startIssuerCli } from '../support/process.js'
+import { CLI, runCli, startIssuerCli } from '../support/process.js'
 
 const KEY_ENCRYPTION_SECRET = 'e2e-key-encryption-secret-for-start-0123456789'
 const REFUSAL_LINE = (tenants: string): string =>
@@ -159,6 +160,79 @@ describe('tessera start without KEY_ENCRYPTION_SECRET (#11)', { timeout: 90_000 
       ])
     } finally {
       db.close()
+    }
+  })
+})
+
+/** The permission bits of `path`, as an octal string such as `600`. */
+function modeOf(path: string): string {
+  return (statSync(path).mode & 0o777).toString(8)
+}
+
+describe('tessera start under umask 000 (#11)', { timeout: 90_000 }, () => {
+  let tmp: ReturnType<typeof tempDir>
+  beforeAll(() => {
+    tmp = tempDir()
+  })
+  afterAll(() => tmp.remove())
+
+  it('creates the data directory 0700 and the database, -wal and -shm 0600', async () => {
+    const data = join(tmp.dir, 'var', 'tessera')
+    const file = join(data, 'tessera.db')
+    // sh sets the umask, then becomes the CLI, as a service manager with UMask=0000 would.
+    const child = spawn(
+      '/bin/sh',
+      [
+        '-c',
+        'umask 000 && exec "$@"',
+        'sh',
+        process.execPath,
+        CLI,
+        'start',
+        '--host',
+        '127.0.0.1',
+        '--port',
+        '0',
+      ],
+      {
+        env: {
+          PATH: process.env.PATH ?? '',
+          JWT_SECRET,
+          KEY_ENCRYPTION_SECRET,
+          TESSERA_CONFIG: join(FIXTURES, 'basic'),
+          DATABASE_URL: `sqlite:${file}`,
+        },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    )
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+    let out = ''
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString('utf8')
+        const line = out.split('\n').find((l) => l.includes('tessera issuer listening'))
+        if (line !== undefined) resolve((JSON.parse(line) as { url: string }).url)
+      })
+      void exited.then((status) => reject(new Error(`exited ${String(status)}: ${out}`)))
+    })
+    try {
+      // A token: the RS256 key is stored and a refresh family written through the WAL.
+      const token = await postForm(url, RS.host, {
+        grant_type: 'password',
+        username: 'alice',
+        password: 'alice-password',
+        client_id: RS.client,
+        client_secret: RS.secret,
+      })
+      expect(token.status).toBe(200)
+      expect(modeOf(join(tmp.dir, 'var'))).toBe('700')
+      expect(modeOf(data)).toBe('700')
+      expect(modeOf(file)).toBe('600')
+      expect(modeOf(`${file}-wal`)).toBe('600')
+      expect(modeOf(`${file}-shm`)).toBe('600')
+    } finally {
+      child.kill('SIGTERM')
+      expect(await exited).toBe(0)
     }
   })
 })
