@@ -221,6 +221,10 @@ export interface MarkStore {
    * Sets the mark (tenant, kind, id) until `expiresAt` (epoch ms). Answers true for the call
    * that set it, false when it was already set and not expired at `now`. Of concurrent calls for
    * one mark, from any replica, exactly one answers true. An expired mark counts as unset.
+   *
+   * @throws TypeError for a kind that is not 1–32 characters (without U+0000), an id that is not
+   *   1–512 characters of well-formed Unicode, or a time that is not integer epoch milliseconds;
+   *   an id chosen by a client (a jti) must be checked, or hashed, before it is marked
    */
   mark(tenant: string, kind: string, id: string, expiresAt: number, now: number): Promise<boolean>
   /** Whether (tenant, kind, id) is set and not expired at `now`. */

@@ -169,6 +169,8 @@ export function checkMarkArgs(
 ): void {
   checkText(method, 'tenant', tenant)
   checkBoundedText(method, 'kind', kind, MARK_KIND_MAX)
+  // A kind is the caller's constant, stored as text; only the id may come from a client.
+  if (kind.includes('\u0000')) throw new TypeError(`${method}: kind must not contain U+0000`)
   checkBoundedText(method, 'id', id, MARK_ID_MAX)
   checkTime(method, 'now', now)
 }

@@ -1073,6 +1073,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       it.each([
         ['an empty kind', '', 'id', until, t0],
         ['a kind of 33 characters', 'k'.repeat(33), 'id', until, t0],
+        ['a kind with U+0000', 'j\u0000ti', 'id', until, t0],
         ['an empty id', 'jti', '', until, t0],
         ['an id of 513 characters', 'jti', 'x'.repeat(513), until, t0],
         ['an id with a lone surrogate', 'jti', 'x\ud800', until, t0],
