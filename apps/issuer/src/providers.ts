@@ -177,7 +177,20 @@ function parseAnswer(file: string, answer: unknown): AuthenticatedUser | null {
     // A getter or proxy that throws while it is read.
     parsed = undefined
   }
-  if (parsed?.success) return parsed.data
+  if (parsed?.success) {
+    // zod checks each value, not the whole: claims that refer to themselves pass, then fail
+    // when a token is signed, far from the provider. Writing them out once here finds them.
+    try {
+      JSON.stringify(parsed.data.claims)
+      return parsed.data
+    } catch {
+      throw new ProviderFailureError(
+        'ERR_PROVIDER_FAILED',
+        file,
+        'answered a malformed value: claims holds a value that is not JSON',
+      )
+    }
+  }
   const issue = parsed?.error.issues[0]
   // Inside claims, zod's message would describe a union; the path names a claim, and stays out.
   const reason =

@@ -39,6 +39,7 @@ const MALFORMED: [mode: string, reason: string][] = [
     'answered a malformed value: claims would replace reserved claims (iss, scope)',
   ],
   ['function-claim', 'answered a malformed value: claims holds a value that is not JSON'],
+  ['cyclic-claims', 'answered a malformed value: claims holds a value that is not JSON'],
   ['string-answer', 'answered a malformed value: the answer is not { sub, claims? } or null'],
 ]
 
