@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import { parseSettings } from '@tessera/config-schema'
+import { formatConfigIssue, parseSettings } from '@tessera/config-schema'
 import { checkSettings } from '../issuer.js'
+import { keyEncryptionIssue } from '../key-encryption.js'
 import { loadProviders } from '../providers.js'
 import { assertConfigExists } from './config-directory.js'
 import { readTenants } from './read-tenants.js'
@@ -29,10 +30,13 @@ export async function checkConfigCommand(
   }
   const { tenants, refused } = await readTenants(settings, vars, jwtSecret)
   const rs256 = tenants.some((tenant) => tenant.jwtAlgorithm === 'RS256')
-  if (rs256 && settings.keyEncryptionSecret === undefined) {
+  // start refuses them (below); dev serves them with a warning, and --dev notes it.
+  if (dev && rs256 && settings.keyEncryptionSecret === undefined) {
     notes.push('KEY_ENCRYPTION_SECRET is not set: RS256 private keys would be stored unencrypted')
   }
   await loadProviders(tenants.flatMap((tenant) => tenant.providers))
+  const unsealed = keyEncryptionIssue(tenants, settings.keyEncryptionSecret, mode)
+  if (unsealed !== undefined) refused.push(formatConfigIssue(unsealed))
   const from =
     settings.configSource === 'kubernetes'
       ? `Tenant resources in namespace ${settings.kubernetesNamespace}`
