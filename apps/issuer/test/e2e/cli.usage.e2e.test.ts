@@ -181,7 +181,10 @@ describe('tessera CLI usage (issue #12)', () => {
     })
 
     it('ADMIN_PORT: names ADMIN_PORT, for start as for dev', async () => {
-      const result = await runCli(['start', '--port', '0', '--admin-port', String(port)], vars())
+      const result = await runCli(['start', '--port', '0', '--admin-port', String(port)], {
+        ...vars(),
+        KEY_ENCRYPTION_SECRET: 'cli-usage-key-encryption-secret-0123456789',
+      })
       expect(result.status).toBe(1)
       expect(result.stderr).toBe(`tessera: port ${port} is in use; set ADMIN_PORT\n`)
       expect(result.stdout + result.stderr).not.toMatch(STACK_FRAME)
