@@ -20,12 +20,12 @@ interface Plan {
 }
 
 interface Prerequisites {
-  plan(state: State): Plan
-  prepare(io: {
+  plan: (state: State) => Plan
+  prepare: (io: {
     probe: () => Promise<State>
     act: (step: string[]) => boolean
     log: (line: string) => void
-  }): Promise<string | undefined>
+  }) => Promise<string | undefined>
 }
 
 // A plain .mjs script (it runs before anything is built): imported by URL, typed here.
