@@ -53,9 +53,9 @@ async function main(argv: string[]): Promise<number> {
       return hashPasswordCommand()
     case 'help': {
       const topic = rest.join(' ')
-      if (topic === '') return help(USAGE, true)
+      if (topic === '' || wantsHelp(rest)) return help(USAGE, true)
       const text = HELP[topic]
-      if (text === undefined) throw new UsageError('help', `no command "${topic}"`)
+      if (text === undefined) throw new UsageError('', `no command "${topic}"`)
       return help(text, true)
     }
     case '--help':

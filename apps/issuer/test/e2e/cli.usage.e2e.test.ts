@@ -81,6 +81,7 @@ describe('tessera CLI usage (issue #12)', () => {
       [['keys', 'nope'], 'tessera keys: unknown subcommand "nope"'],
       [['hash-password', 'secret-on-argv'], 'tessera hash-password: takes no arguments'],
       [['nope'], 'tessera: unknown command "nope"'],
+      [['help', 'nope'], 'tessera: no command "nope"'],
     ]
     const results = await Promise.all(cases.map(([args]) => runCli(args, {}, { cwd: tmp.dir })))
     results.forEach((result, i) => {
