@@ -38,6 +38,6 @@ describe('html', () => {
   it('gives a SafeHtml that reads as its markup', () => {
     const out = html`<p>${'x'}</p>`
     expect(out).toBeInstanceOf(SafeHtml)
-    expect(`${out}`).toBe('<p>x</p>')
+    expect(String(out)).toBe('<p>x</p>')
   })
 })
