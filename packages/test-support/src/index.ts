@@ -32,6 +32,11 @@ export interface IssuerProcessOptions {
   config: string
   /** JWT_SECRET (32+ characters). */
   jwtSecret: string
+  /**
+   * The port to listen on; default 0 (any free port). A fixed one is for tenants whose hosts
+   * must name the port the issuer really listens on.
+   */
+  port?: number
 }
 
 /** A real issuer (`tessera dev`) running as a child process on loopback. */
@@ -42,13 +47,14 @@ export interface IssuerProcess {
 }
 
 /**
- * Starts `node apps/issuer/dist/cli/main.js dev --port 0` with its own SQLite file and resolves
+ * Starts `node apps/issuer/dist/cli/main.js dev --port 0` (or `options.port`) with its own SQLite file and resolves
  * once it prints its `tessera issuer listening` line. Needs the issuer built (turbo does that
  * before this package's tests).
  */
 export async function startIssuerProcess(options: IssuerProcessOptions): Promise<IssuerProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'tessera-issuer-'))
-  const child: ChildProcess = spawn(process.execPath, [ISSUER_MAIN, 'dev', '--port', '0'], {
+  const port = String(options.port ?? 0)
+  const child: ChildProcess = spawn(process.execPath, [ISSUER_MAIN, 'dev', '--port', port], {
     env: {
       ...process.env,
       JWT_SECRET: options.jwtSecret,

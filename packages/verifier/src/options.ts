@@ -55,7 +55,11 @@ export interface VerifierOptions {
   tokenCache?: { max: number } | false | undefined
   /** Receives {@link VerifierEvent}s: fetches, failures, stale keys, unknown kids, rejections. */
   onEvent?: ((event: VerifierEvent) => void) | undefined
-  /** The fetch used for JWKS requests. Default: `globalThis.fetch`, looked up at each fetch. */
+  /**
+   * The fetch used for JWKS requests, as is. Default: `globalThis.fetch`, looked up at each
+   * fetch, except that `localhost` and `*.localhost` names resolve to loopback (RFC 6761 §6.3),
+   * through a dispatcher used for those names only.
+   */
   fetch?: FetchLike | undefined
   /** The clock, in ms since the epoch. For tests; default `Date.now`. */
   now?: (() => number) | undefined

@@ -15,7 +15,7 @@ import type { JsonObject } from './internal/token.js'
 
 /**
  * The claims of a verified access token. `iss` and `exp` are always present and checked; the
- * others are as the issuer wrote them (DESIGN.md §5).
+ * others are as the issuer wrote them.
  */
 export interface AccessTokenClaims {
   /** The issuer URL, one of the configured issuers. */
@@ -260,7 +260,7 @@ export function createVerifier(options: VerifierOptions): Verifier {
       let kid: string | undefined
       let keyCache: IssuerKeyCache | undefined
       if (alg === 'HS256') {
-        // The secret alone, whatever kid the token names (DESIGN.md §7).
+        // The secret alone, whatever kid the token names: a kid never selects an HMAC key.
         key = secretKey as KeyLike
       } else {
         if (header.kid === undefined) {

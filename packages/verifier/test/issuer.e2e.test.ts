@@ -61,7 +61,7 @@ describe('against a real issuer', () => {
     })
     expect(rs.protectedHeader.alg).toBe('RS256')
 
-    // Same secret, other tenant: only iss tells them apart (DESIGN.md §5).
+    // Same secret, other tenant: only iss tells them apart.
     const refused = await verifier.verify(otherToken).catch((error: unknown) => error)
     expect(refused).toBeInstanceOf(VerifierError)
     expect((refused as VerifierError).code).toBe('ERR_ISSUER_UNKNOWN')

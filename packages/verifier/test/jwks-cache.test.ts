@@ -1,3 +1,5 @@
+import { createServer } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createVerifier, renderError, VerifierError } from '../src/index.js'
 import type { VerifierEvent, VerifierOptions } from '../src/index.js'
@@ -166,7 +168,7 @@ describe('JWKS cache', () => {
     expect(stats.staleKeysServed).toBe(2)
     expect(events.map((e) => e.type)).toContain('jwks_stale')
     expect(events.find((e) => e.type === 'jwks_fetch_failed')).toMatchObject({
-      reason: 'request failed',
+      reason: 'request failed: UND_ERR_SOCKET: other side closed',
     })
   })
 
@@ -416,5 +418,87 @@ describe('token cache', () => {
     expect(verifier.stats().tokenCacheHits).toBe(0)
     await verifier.verify(tokens[0]!)
     expect(verifier.stats().tokenCacheHits).toBe(1)
+  })
+})
+
+describe('default fetch (#12)', () => {
+  /** A port nothing listens on: the kernel picked it a moment ago and it was released. */
+  async function closedPort(): Promise<number> {
+    const probe = createServer()
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
+    const { port } = probe.address() as AddressInfo
+    await new Promise((resolve) => probe.close(resolve))
+    return port
+  }
+
+  it('reaches an issuer under *.localhost by name, as curl and browsers do (RFC 6761)', async () => {
+    const jwks = await server([keyA])
+    const { port } = new URL(jwks.url)
+    for (const issuer of [
+      `http://keys.localhost:${port}`,
+      `http://Tenant.Keys.LOCALHOST:${port}`,
+    ]) {
+      const { verifier, clock, events } = setup(jwks, { issuer })
+      const token = await signRs256(keyA, claims(issuer, Math.floor(clock.now / 1000)))
+      const results = await Promise.all(Array.from({ length: 20 }, () => verifier.verify(token)))
+      expect(results).toHaveLength(20)
+      expect(events.filter((event) => event.type === 'jwks_fetch')).toHaveLength(1)
+    }
+    expect(jwks.hits).toBe(2)
+  })
+
+  it('leaves other hosts to globalThis.fetch as they are, and names localhost ones only', async () => {
+    const jwks = await server([keyA])
+    const { port } = new URL(jwks.url)
+    const original = globalThis.fetch
+    const spy = vi.fn((url: string, init: RequestInit) => original(url, init))
+    vi.stubGlobal('fetch', spy)
+    try {
+      for (const issuer of [jwks.issuer, `http://localhost:${port}`]) {
+        const { verifier, clock } = setup(jwks, { issuer })
+        await verifier.verify(await signRs256(keyA, claims(issuer, Math.floor(clock.now / 1000))))
+      }
+    } finally {
+      vi.unstubAllGlobals()
+    }
+    expect(spy).toHaveBeenCalledTimes(2)
+    expect(spy.mock.calls[0]?.[1]).not.toHaveProperty('dispatcher')
+    expect(spy.mock.calls[1]?.[1]).toHaveProperty('dispatcher')
+  })
+
+  it('says why a JWKS request failed: ECONNREFUSED with the address, ENOTFOUND with the name', async () => {
+    const port = await closedPort()
+    const refusedAt = `http://globex.localhost:${port}`
+    const unknown = 'http://globex.localhost.invalid'
+    const failures: string[] = []
+    for (const issuer of [refusedAt, unknown]) {
+      const events: VerifierEvent[] = []
+      const verifier = createVerifier({ issuer, onEvent: (event) => events.push(event) })
+      const token = await signRs256(keyA, claims(issuer, Math.floor(Date.now() / 1000)))
+      expect(await codeOf(verifier.verify(token))).toBe('ERR_JWKS_UNAVAILABLE')
+      for (const event of events)
+        if (event.type === 'jwks_fetch_failed') failures.push(event.reason)
+    }
+    expect(failures).toEqual([
+      `request failed: ECONNREFUSED 127.0.0.1:${port}`,
+      'request failed: ENOTFOUND globex.localhost.invalid',
+    ])
+  })
+
+  it('says why an injected fetch failed', async () => {
+    const events: VerifierEvent[] = []
+    const verifier = createVerifier({
+      issuer: 'https://issuer.example',
+      onEvent: (event) => events.push(event),
+      fetch: () => Promise.reject(new Error('proxy said no\n  at somewhere')),
+    })
+    const token = await signRs256(
+      keyA,
+      claims('https://issuer.example', Math.floor(Date.now() / 1000)),
+    )
+    expect(await codeOf(verifier.verify(token))).toBe('ERR_JWKS_UNAVAILABLE')
+    expect(events.find((event) => event.type === 'jwks_fetch_failed')).toMatchObject({
+      reason: 'request failed: proxy said no at somewhere',
+    })
   })
 })

@@ -48,7 +48,7 @@ async function download(fetchImpl: FetchLike, uri: string, signal: AbortSignal):
       signal,
     })
   } catch (error) {
-    throw new JwksFetchError('request failed', { cause: error })
+    throw new JwksFetchError(`request failed: ${describeFailure(error)}`, { cause: error })
   }
   if (response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400)) {
     await discard(response)
@@ -108,4 +108,46 @@ async function readLimited(response: Response, limit: number): Promise<Uint8Arra
 
 async function discard(response: Response): Promise<void> {
   await response.body?.cancel().catch(() => undefined)
+}
+
+/**
+ * What made a request fail, in a few words for events and logs: the system error's code and
+ * what it was about (`ENOTFOUND globex.localhost`, `ECONNREFUSED 127.0.0.1:3000`), found along
+ * the `cause` chain, since fetch itself only says "fetch failed".
+ */
+export function describeFailure(error: unknown): string {
+  let fallback: string | undefined
+  let current: unknown = error
+  for (let depth = 0; depth < 8 && current instanceof Error; depth += 1) {
+    const { code, hostname, address, port } = current as NodeJS.ErrnoException & {
+      hostname?: unknown
+      address?: unknown
+      port?: unknown
+    }
+    if (typeof code === 'string' && /^[A-Z][A-Z0-9_]*$/.test(code)) {
+      if (typeof hostname === 'string') return clip(`${code} ${hostname}`)
+      if (typeof address === 'string') {
+        return clip(typeof port === 'number' ? `${code} ${address}:${port}` : `${code} ${address}`)
+      }
+      // Happy eyeballs reports every address it tried in an AggregateError.
+      if (current instanceof AggregateError) {
+        const inner = current.errors.find((entry) => entry instanceof Error)
+        if (inner !== undefined) return describeFailure(inner)
+      }
+      const message = current.message.trim()
+      return message === '' || message.includes(code) ? code : clip(`${code}: ${message}`)
+    }
+    if (current.message !== '' && current.message !== 'fetch failed') fallback ??= current.message
+    current = current.cause
+  }
+  return clip(fallback ?? 'unknown error')
+}
+
+function clip(text: string): string {
+  // An injected fetch may name a proxy URL with credentials in its message: drop the userinfo.
+  const line = text
+    .replace(/\s+/g, ' ')
+    .replace(/\/\/[^/\s@]*@/g, '//')
+    .trim()
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line
 }

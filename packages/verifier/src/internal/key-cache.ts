@@ -3,6 +3,7 @@ import { importJWK } from 'jose'
 import type { KeyLike } from 'jose'
 import { VerifierError } from '../errors.js'
 import type { FetchLike, VerifierEvent } from '../options.js'
+import { defaultFetch } from './default-fetch.js'
 import { fetchJwksDocument } from './fetch-jwks.js'
 import { parseJwks } from './jwks.js'
 import type { Counters } from './counters.js'
@@ -146,9 +147,7 @@ export class IssuerKeyCache {
     const started = performance.now()
     counters.jwksFetches += 1
     try {
-      // Looked up at call time, so that a fetch installed later (a proxy agent, a test mock)
-      // is used.
-      const fetchImpl = this.#settings.fetch ?? globalThis.fetch
+      const fetchImpl = this.#settings.fetch ?? defaultFetch
       const document = await fetchJwksDocument(fetchImpl, uri, timeout)
       const { keys, ignored } = parseJwks(document)
       const next = new Map<string, CachedKey>()

@@ -1,7 +1,7 @@
 import * as z from 'zod'
 import type { Algorithm, FetchLike, VerifierEvent, VerifierOptions } from '../options.js'
 
-/** The HS256 secret's minimum length, as the issuer demands (DESIGN.md §2). */
+/** The HS256 secret's minimum length, as the issuer demands of `JWT_SECRET`. */
 export const MIN_SECRET_LENGTH = 32
 
 /** {@link VerifierOptions} checked and completed with defaults. */
@@ -72,14 +72,14 @@ function fail(path: string, message: string): never {
   throw new TypeError(`createVerifier: options.${path}: ${message}`)
 }
 
-/** The default JWKS location of an issuer (DESIGN.md §4). */
+/** The default JWKS location of an issuer: where a Tessera tenant publishes its keys. */
 export function defaultJwksUri(issuer: string): string {
   return `${issuer.replace(/\/$/, '')}/.well-known/jwks.json`
 }
 
 /**
  * Checks the options once, at creation, and throws a single `TypeError` naming the first bad
- * option, so that nothing fails later per request (STYLE.md §5).
+ * option, so that nothing fails later per request.
  */
 export function resolveOptions(input: VerifierOptions): ResolvedOptions {
   if (typeof input !== 'object' || input === null) {

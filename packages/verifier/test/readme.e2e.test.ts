@@ -1,0 +1,341 @@
+import { execFile, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { startIssuerProcess } from '@tessera/test-support'
+import type { IssuerProcess } from '@tessera/test-support'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { defaultFetch } from '../src/internal/default-fetch.js'
+
+// Issue #12, item 5: the README's quick starts are run as written, against the example tenants
+// that `pnpm start` serves, so that the docs cannot drift from the package or the examples.
+
+const execFileAsync = promisify(execFile)
+const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url))
+const EXAMPLES_DIR = fileURLToPath(new URL('../../../examples/', import.meta.url))
+const README = readFileSync(join(PACKAGE_DIR, 'README.md'), 'utf8')
+const JWT_SECRET = 'readme-e2e-secret-0123456789-abcdefghij'
+// `pnpm start` listens on 3000 and the README's servers on 4000; here both run on free ports.
+const START_PORT = '3000'
+const API_PORT = '4000'
+
+interface Block {
+  lang: string
+  code: string
+}
+
+/** The fenced code blocks of each `### ` section under `## Quick start`, by heading. */
+function quickStartSections(markdown: string): Map<string, Block[]> {
+  const start = markdown.indexOf('\n## Quick start\n')
+  expect(start).toBeGreaterThan(-1)
+  const rest = markdown.slice(start + 1)
+  const end = rest.indexOf('\n## ', 1)
+  const part = end === -1 ? rest : rest.slice(0, end)
+  const sections = new Map<string, Block[]>()
+  for (const chunk of part.split(/\n### /).slice(1)) {
+    const heading = chunk.slice(0, chunk.indexOf('\n')).trim()
+    const blocks = [...chunk.matchAll(/^```(\w+)\n([\s\S]*?)^```$/gm)].map((match) => ({
+      lang: match[1]!,
+      code: match[2]!,
+    }))
+    sections.set(heading, blocks)
+  }
+  return sections
+}
+
+/** The package a bare import specifier names (`@koa/router`, `hono` for `hono/cors`). */
+function packageOf(specifier: string): string {
+  const parts = specifier.split('/')
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!
+}
+
+/** The hosts of the example tenants, as `pnpm start` serves them: `acme.localhost:3000`. */
+function exampleHosts(): Map<string, string> {
+  const hosts = new Map<string, string>()
+  for (const tenant of readdirSync(EXAMPLES_DIR, { withFileTypes: true })) {
+    if (!tenant.isDirectory() || tenant.name === 'providers') continue
+    const yaml = readFileSync(join(EXAMPLES_DIR, tenant.name, 'tenant.yaml'), 'utf8')
+    const host = /hosts:\s*\[\s*([^\],\s]+)/.exec(yaml)?.[1]
+    expect(host, `hosts of examples/${tenant.name}`).toBeDefined()
+    const name = host!.split(':')[0]!
+    hosts.set(tenant.name, `${name}:${host!.split(':')[1] ?? START_PORT}`)
+  }
+  return hosts
+}
+
+/** A port free right now: the kernel picks it, we release it and hand it to a child process. */
+async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+/** The README's text with the documented ports replaced by the ones this test listens on. */
+function withPorts(text: string, issuerPort: number, apiPort?: number): string {
+  const issuerReplaced = text.replaceAll(`.localhost:${START_PORT}`, `.localhost:${issuerPort}`)
+  return apiPort === undefined
+    ? issuerReplaced
+    : issuerReplaced.replaceAll(`localhost:${API_PORT}`, `localhost:${apiPort}`)
+}
+
+const sections = quickStartSections(README)
+const QUICK_STARTS = ['Koa', 'Express', 'fetch-style handlers (Hono, Next.js route handlers, …)']
+
+let issuer: IssuerProcess
+let issuerPort: number
+let workDir: string
+
+beforeAll(async () => {
+  workDir = mkdtempSync(join(tmpdir(), 'tessera-verifier-readme-'))
+  // The examples as `pnpm start` serves them, with hosts naming the port this issuer listens on.
+  const config = join(workDir, 'examples')
+  cpSync(EXAMPLES_DIR, config, { recursive: true })
+  for (let attempt = 0; ; attempt += 1) {
+    issuerPort = await freePort()
+    for (const tenant of exampleHosts().keys()) {
+      const file = join(config, tenant, 'tenant.yaml')
+      const yaml = readFileSync(join(EXAMPLES_DIR, tenant, 'tenant.yaml'), 'utf8')
+      writeFileSync(file, withPorts(yaml, issuerPort))
+    }
+    try {
+      issuer = await startIssuerProcess({ config, jwtSecret: JWT_SECRET, port: issuerPort })
+      break
+    } catch (error) {
+      // Another process took the port between freePort and listen: try another one.
+      if (attempt === 2) throw error
+    }
+  }
+})
+
+afterAll(async () => {
+  await issuer?.stop()
+  rmSync(workDir, { recursive: true, force: true })
+})
+
+/** A token of the example tenant at `host` by the password grant, as the README's curl asks. */
+async function exampleToken(
+  host: string,
+  client: string,
+  user: string,
+  scope?: string,
+): Promise<string> {
+  // By name, as the README's curl does: the verifier's own fetch resolves *.localhost.
+  const response = await defaultFetch(`http://${host}/token`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(client).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: new URLSearchParams({
+      grant_type: 'password',
+      username: user.split(':')[0]!,
+      password: user.split(':')[1]!,
+      ...(scope === undefined ? {} : { scope }),
+    }).toString(),
+  })
+  const body = (await response.json()) as { access_token?: string }
+  expect(response.status).toBe(200)
+  return body.access_token!
+}
+
+/** Runs `node server.js` and resolves once it has printed its first line. */
+async function startServer(
+  dir: string,
+  port: number,
+): Promise<{ child: ChildProcess; output: () => string }> {
+  const child = spawn(process.execPath, ['server.js'], {
+    cwd: dir,
+    env: { ...process.env, PORT: String(port), JWT_SECRET, NODE_OPTIONS: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8')
+      if (output.includes('listening on')) resolve()
+    })
+    child.once('exit', (code) => reject(new Error(`server.js exited with ${code}: ${output}`)))
+  })
+  // It printed before listen finished on some frameworks: wait until it answers.
+  for (let i = 0; i < 50; i += 1) {
+    const ok = await fetch(`http://127.0.0.1:${port}/me`).then(
+      () => true,
+      () => false,
+    )
+    if (ok) break
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return { child, output: () => output }
+}
+
+async function stopServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.kill('SIGTERM')
+  await exited
+}
+
+/**
+ * The README's "Try it" block against the running servers: each command's output must match
+ * the comment lines after it, `…` standing for anything.
+ */
+async function runTryIt(apiPort: number): Promise<void> {
+  const block = sections.get('Try it')?.find((b) => b.lang === 'sh')
+  expect(block, 'the "Try it" shell block').toBeDefined()
+  const script = withPorts(block!.code, issuerPort, apiPort)
+  const expected = script
+    .split('\n')
+    .filter((line) => line.startsWith('# '))
+    .map((line) => line.slice(2))
+  const { stdout } = await execFileAsync('bash', ['-euo', 'pipefail', '-c', script], {
+    env: { ...process.env, JWT_SECRET },
+    timeout: 30_000,
+  })
+  const lines = stdout
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '')
+  expect(lines).toHaveLength(expected.length)
+  expected.forEach((pattern, index) => {
+    const escaped = pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replaceAll('…', '.*')
+    expect(lines[index]).toMatch(new RegExp(`^${escaped}$`, 'i'))
+  })
+}
+
+describe('the README', () => {
+  it('has a setup block and a program for each quick start, for the example tenants', () => {
+    expect([...sections.keys()]).toEqual(expect.arrayContaining([...QUICK_STARTS, 'Try it']))
+    const hosts = exampleHosts()
+    expect([...hosts.keys()].sort()).toEqual(['acme', 'globex'])
+    for (const name of QUICK_STARTS) {
+      const blocks = sections.get(name)!
+      expect(blocks.map((b) => b.lang)).toEqual(['sh', 'js'])
+      // The issuers `pnpm start` serves, literally, not a placeholder.
+      for (const host of hosts.values()) expect(blocks[1]!.code).toContain(`'http://${host}'`)
+      expect(blocks[1]!.code).toContain('process.env.PORT ?? ' + API_PORT)
+    }
+  })
+
+  for (const name of QUICK_STARTS) {
+    it(`quick start "${name}" works when pasted into an empty directory`, async () => {
+      const [setup, program] = sections.get(name)!
+      const dir = join(workDir, name.split(' ')[0]!.toLowerCase())
+      mkdirSync(dir)
+
+      // The setup block, run as written except `npm install`, which is checked instead: it
+      // must name every package the program imports; they are linked from this workspace.
+      const install = setup!.code.split('\n').filter((line) => line.startsWith('npm install '))
+      expect(install).toHaveLength(1)
+      const installed = install[0]!.split(/\s+/).slice(2)
+      const rest = setup!.code
+        .split('\n')
+        .filter((line) => !line.startsWith('npm install '))
+        .join('\n')
+      await execFileAsync('bash', ['-euo', 'pipefail', '-c', rest], { cwd: dir })
+      expect(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))).toMatchObject({
+        type: 'module',
+      })
+      const imported = [...program!.code.matchAll(/^import .* from '([^'.][^']*)'$/gm)].map(
+        (match) => packageOf(match[1]!),
+      )
+      expect(imported.length).toBeGreaterThan(1)
+      expect(installed).toEqual([...new Set(imported)].sort(byInstallOrder(installed)))
+      for (const pkg of installed) {
+        const target =
+          pkg === '@tessera/verifier'
+            ? PACKAGE_DIR
+            : realpathSync(join(PACKAGE_DIR, 'node_modules', pkg))
+        mkdirSync(dirname(join(dir, 'node_modules', pkg)), { recursive: true })
+        symlinkSync(target, join(dir, 'node_modules', pkg), 'dir')
+      }
+
+      writeFileSync(join(dir, 'server.js'), withPorts(program!.code, issuerPort))
+      let apiPort = 0
+      let server: Awaited<ReturnType<typeof startServer>> | undefined
+      for (let attempt = 0; server === undefined; attempt += 1) {
+        apiPort = await freePort()
+        // Another process may take the port between freePort and listen: try another one.
+        server = await startServer(dir, apiPort).catch((error: unknown) => {
+          if (attempt === 2) throw error
+          return undefined
+        })
+      }
+      try {
+        const acme = `acme.localhost:${issuerPort}`
+        const globex = `globex.localhost:${issuerPort}`
+        const acmeToken = await exampleToken(
+          acme,
+          'ae47b9ad-7918-43cc-8e8c-247296b26e5f:acme-cli-demo-secret',
+          'alice:wonderland-42',
+          'orders:read',
+        )
+        const globexToken = await exampleToken(
+          globex,
+          '80f990aa-b524-4172-9bac-f16ea0ea6659:globex-cli-demo-secret',
+          'bob:builder-42',
+        )
+        const call = (path: string, token?: string): Promise<Response> =>
+          fetch(`http://127.0.0.1:${apiPort}${path}`, {
+            headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+          })
+
+        // acme: HS256 with the shared secret.
+        const orders = await call('/orders', acmeToken)
+        expect(orders.status).toBe(200)
+        expect(await orders.json()).toMatchObject({ orders: [] })
+        const acmeMe = await call('/me', acmeToken)
+        expect(await acmeMe.json()).toMatchObject({
+          iss: `http://${acme}`,
+          scopes: ['orders:read'],
+        })
+
+        // globex: RS256, its JWKS fetched by the server from globex.localhost by name.
+        const globexMe = await call('/me', globexToken)
+        expect(globexMe.status).toBe(200)
+        expect(await globexMe.json()).toMatchObject({
+          iss: `http://${globex}`,
+          scopes: ['reports:read'],
+        })
+        const refused = await call('/orders', globexToken)
+        expect(refused.status).toBe(403)
+        expect(refused.headers.get('www-authenticate')).toContain('error="insufficient_scope"')
+
+        const anonymous = await call('/me')
+        expect(anonymous.status).toBe(401)
+        expect(anonymous.headers.get('www-authenticate')).toBe('Bearer realm="api"')
+        expect((await call('/me', `${acmeToken}x`)).status).toBe(401)
+
+        await runTryIt(apiPort)
+      } finally {
+        await stopServer(server.child)
+      }
+      expect(server.output()).not.toContain('Error')
+    })
+  }
+})
+
+/** Orders the imported packages as the install line lists them, so that only the sets differ. */
+function byInstallOrder(installed: string[]): (a: string, b: string) => number {
+  const rank = (pkg: string): number => {
+    const index = installed.indexOf(pkg)
+    return index === -1 ? installed.length : index
+  }
+  return (a, b) => rank(a) - rank(b)
+}
