@@ -9,6 +9,7 @@ import type Koa from 'koa'
 import type { Logger } from 'pino'
 import { createAdminApp } from './admin.js'
 import { createApp } from './app.js'
+import { keyEncryptionIssue } from './key-encryption.js'
 import { createMetrics } from './metrics.js'
 import type { Metrics } from './metrics.js'
 import { createUserAuthenticator, loadProviders } from './providers.js'
@@ -71,12 +72,13 @@ export interface Issuer {
 
 /**
  * Loads configuration and providers, opens the store and loads every key ring, then builds the
- * app. With the files source any problem throws before anything listens (DESIGN §2: nothing
- * partial is ever served); a KEY_ENCRYPTION_SECRET that does not open the stored keys is a
- * `KeyError` `ERR_KEY_DECRYPT` thrown before any key was changed. With the kubernetes source the
- * store is opened first and the issuer is returned at once: it serves no tenant, and /readyz
- * answers 503, until the first list of Tenant resources has been applied. While running, every
- * key ring is reloaded every 5 s.
+ * app. With the files source any problem throws before anything listens (nothing partial is
+ * ever served); a KEY_ENCRYPTION_SECRET that does not open the stored keys is a `KeyError`
+ * `ERR_KEY_DECRYPT` thrown before any key was changed, and in `start` mode an RS256 tenant
+ * without KEY_ENCRYPTION_SECRET is a `ConfigError` (see keyEncryptionIssue). With the kubernetes
+ * source the store is opened first and the issuer is returned at once: it serves no tenant, and
+ * /readyz answers 503, until the first list of Tenant resources has been applied; a Tenant that
+ * cannot be served is refused alone. While running, every key ring is reloaded every 5 s.
  */
 export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
   const { settings, logger } = options
@@ -104,6 +106,9 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
   let generation = 0
   /** Provider scripts, key rings and grant contexts for `tenants`; throws on any problem. */
   const build = async (tenants: readonly Tenant[]): Promise<TenantRuntime[]> => {
+    // First: a tenant refused for its keys loads no script and opens no store.
+    const unsealed = keyEncryptionIssue(tenants, settings.keyEncryptionSecret, options.mode)
+    if (unsealed !== undefined) throw new ConfigError([unsealed])
     // Before the store is opened: a script that does not load stops the start without touching it.
     const providers = await loadProviders(
       tenants.flatMap((tenant) => tenant.providers),

@@ -118,6 +118,55 @@ function describeThrown(error: unknown, password: string): string {
 }
 
 /**
+ * The signal a script gets, made so that its abort listeners cannot throw into the process. An
+ * EventTarget reports a listener's exception as an uncaught exception a tick later, so a script
+ * whose listener throws when its call times out would stop the issuer, every tenant with it,
+ * and Node would print the error (the password, as like as not) on the way out. The signal
+ * stays a real AbortSignal, for `fetch` and database drivers; only its listeners are wrapped.
+ */
+function shieldedSignal(signal: AbortSignal): AbortSignal {
+  type Listener = Parameters<AbortSignal['addEventListener']>[1]
+  type Options = Parameters<AbortSignal['addEventListener']>[2]
+  const shields = new WeakMap<Listener, (event: Event) => void>()
+  const shield = (listener: Listener): ((event: Event) => void) => {
+    let shielded = shields.get(listener)
+    if (shielded === undefined) {
+      shielded = function (this: unknown, event: Event): void {
+        try {
+          if (typeof listener === 'function') listener.call(this, event)
+          else listener.handleEvent(event)
+        } catch {
+          // The call has been given up on already; what its listener thinks of that is moot.
+        }
+      }
+      shields.set(listener, shielded)
+    }
+    return shielded
+  }
+  const add = signal.addEventListener.bind(signal)
+  const remove = signal.removeEventListener.bind(signal)
+  // `onabort` is set through addEventListener too, so these two cover every listener.
+  Object.defineProperties(signal, {
+    addEventListener: {
+      value: (type: string, listener: Listener | null, options?: Options) => {
+        // A null listener is let through: EventTarget ignores it.
+        add(type, (listener === null ? null : shield(listener)) as Listener, options)
+      },
+    },
+    removeEventListener: {
+      value: (type: string, listener: Listener | null, options?: Options) => {
+        remove(
+          type,
+          (listener === null ? null : (shields.get(listener) ?? listener)) as Listener,
+          options,
+        )
+      },
+    },
+  })
+  return signal
+}
+
+/**
  * One provider call, bounded by `timeoutMs`. Past it the call is abandoned: its signal is
  * aborted, and whatever it answers or throws later is ignored.
  */
@@ -151,7 +200,10 @@ async function callProvider(
     try {
       // Called inside try: a script that throws before returning a promise fails the same way.
       call = Promise.resolve(
-        module.authenticate({ ...credentials }, { verifyPassword, signal: controller.signal }),
+        module.authenticate(
+          { ...credentials },
+          { verifyPassword, signal: shieldedSignal(controller.signal) },
+        ),
       )
     } catch (error) {
       throw failed(error)
@@ -177,7 +229,20 @@ function parseAnswer(file: string, answer: unknown): AuthenticatedUser | null {
     // A getter or proxy that throws while it is read.
     parsed = undefined
   }
-  if (parsed?.success) return parsed.data
+  if (parsed?.success) {
+    // zod checks each value, not the whole: claims that refer to themselves pass, then fail
+    // when a token is signed, far from the provider. Writing them out once here finds them.
+    try {
+      JSON.stringify(parsed.data.claims)
+      return parsed.data
+    } catch {
+      throw new ProviderFailureError(
+        'ERR_PROVIDER_FAILED',
+        file,
+        'answered a malformed value: claims holds a value that is not JSON',
+      )
+    }
+  }
   const issue = parsed?.error.issues[0]
   // Inside claims, zod's message would describe a union; the path names a claim, and stays out.
   const reason =

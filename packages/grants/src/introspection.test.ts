@@ -49,6 +49,8 @@ const payloads: Record<string, JWTPayload> = {
   'at.nojti': { iss: 'https://acme.test', sub: 'alice', client_id: 'web', exp },
   'at.longjti': { iss: 'https://acme.test', client_id: 'web', jti: 'x'.repeat(600), exp },
   'at.oddjti': { iss: 'https://acme.test', client_id: 'web', jti: 'a.b.c\ud800', exp },
+  'at.hugeexp': { iss: 'https://acme.test', client_id: 'web', jti: 'huge', exp: 1e300 },
+  'at.fracexp': { iss: 'https://acme.test', client_id: 'web', jti: 'frac', exp: exp + 0.5 },
 }
 
 let calls: string[]
@@ -162,8 +164,8 @@ describe('introspectToken (#11)', () => {
     expect(await introspect('at.gone', web)).toEqual({ active: false })
   })
 
-  it('reports an access token without a jti of its making inactive, asking no store', async () => {
-    for (const token of ['at.nojti', 'at.longjti', 'at.oddjti']) {
+  it('reports an access token without a jti or exp of its making inactive, asking no store', async () => {
+    for (const token of ['at.nojti', 'at.longjti', 'at.oddjti', 'at.hugeexp', 'at.fracexp']) {
       expect(await introspect(token, web, 'access_token')).toEqual({ active: false })
       await revokeToken({ token, token_type_hint: 'access_token' }, web, tenant, deps)
     }

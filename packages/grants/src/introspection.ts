@@ -3,7 +3,7 @@ import type { JWTPayload } from '@tessera/keys'
 import type { GrantDeps, TenantContext } from './context.js'
 import { sha256Hex } from './crypto.js'
 import { OAuthError } from './errors.js'
-import { familyIdOfJti, isIssuedJti } from './internal/jti.js'
+import { familyIdOfJti, isIssuedExp, isIssuedJti } from './internal/jti.js'
 import type { TokenParams } from './request.js'
 
 /** RFC 7662 §2.2 response. */
@@ -112,8 +112,9 @@ export async function isAccessTokenLive(
 ): Promise<boolean> {
   const { jti } = payload
   // Every token Tessera issues has a jti of its own making; a token without one could not be
-  // revoked, and one with another (only a holder of an HS256 secret could sign it) is not ours.
-  if (!isIssuedJti(jti)) return false
+  // revoked, and one with another (only a holder of an HS256 secret could sign it) is not ours;
+  // nor is an exp Tessera never writes, which could not be recorded as revoked either.
+  if (!isIssuedJti(jti) || !isIssuedExp(payload.exp)) return false
   const familyId = familyIdOfJti(jti)
   const [revoked, family] = await Promise.all([
     deps.marks.isMarked(tenant.name, REVOKED_ACCESS_TOKEN, jti, now),

@@ -4,25 +4,46 @@
  * @module
  */
 
-/** The window a reservation is counted in. */
+/** When a reservation is made, and the length of a window it opens. */
 export interface ThrottleWindow {
-  /** How many attempts the open window may hold; a reservation that would exceed it fails. */
-  limit: number
   /** Epoch milliseconds. */
   now: number
   /** The length of a window that this reservation opens. */
   windowMs: number
 }
 
-/** The outcome of a reservation of one password check. */
-export interface Reservation {
-  /** Whether the attempt was counted; false when the open window already holds `limit`. */
-  granted: boolean
-  /**
-   * Epoch milliseconds when the open window ends: when a refused attempt may come back, and
-   * which window a granted one is counted in (for {@link ThrottleStore.releaseAttempt}).
-   */
+/** One counter to reserve an attempt on. */
+export interface ThrottleLimit {
+  key: string
+  /** How many attempts the open window may hold; a reservation that would exceed it fails. */
+  limit: number
+}
+
+/** One attempt counted on `key`, in the window that ends at `resetAt` (epoch milliseconds). */
+export interface HeldAttempt {
+  key: string
   resetAt: number
+}
+
+/** The outcome of a reservation of one password check on several counters at once. */
+export type Reservation =
+  /** Every key counted one attempt: `held[i]` is the attempt on the i-th key asked. */
+  | { granted: true; held: HeldAttempt[] }
+  /**
+   * Nothing was counted: `blocked`, the first key asked whose open window already holds its
+   * limit, refuses until `resetAt` (epoch milliseconds).
+   */
+  | { granted: false; blocked: string; resetAt: number }
+
+/** How a reservation ends once the provider has answered. */
+export interface Settlement {
+  /** Keys to forget entirely (after a successful sign-in). */
+  clear: readonly string[]
+  /**
+   * Attempts to give back; each is taken from the window it was counted in, and is nothing once
+   * that window is gone (ended, or cleared) or holds nothing.
+   */
+  release: readonly HeldAttempt[]
 }
 
 /**
@@ -30,21 +51,18 @@ export interface Reservation {
  * every replica sees the same counts. An attempt is reserved before the provider is asked and
  * settled after: a wrong password leaves it counted, anything else gives it back or clears the
  * key. Concurrent reservations of one key, from any process or replica, never hold more than
- * `limit` in one window.
+ * its limit in one window.
  */
 export interface ThrottleStore {
   /**
-   * Counts one attempt for `key` if the window open at `now` holds fewer than `limit`; opens a
-   * new window of `windowMs` when none is open. Atomic: a check and a count in one step.
+   * Counts one attempt on every key if each one's window open at `now` holds fewer than its
+   * limit, and on none otherwise; a key with no open window opens one of `windowMs`. Atomic: the
+   * checks and the counts are one step, so no other call ever sees an attempt counted on a key
+   * of a reservation that another key refused. Keys must be distinct.
    */
-  reserveAttempt(key: string, window: ThrottleWindow): Promise<Reservation>
-  /**
-   * Gives back one attempt counted in the window that ends at `resetAt`; nothing when that
-   * window is gone (ended, or cleared) or holds nothing.
-   */
-  releaseAttempt(key: string, resetAt: number): Promise<void>
-  /** Forgets `key` (after a successful sign-in). */
-  clearAttempts(key: string): Promise<void>
+  reserveAttempts(keys: readonly ThrottleLimit[], window: ThrottleWindow): Promise<Reservation>
+  /** Clears and gives back in one atomic step: one write to the store, not one per key. */
+  settleAttempts(settlement: Settlement): Promise<void>
 }
 
 /** What a provider script answers for a good username and password. */
@@ -203,6 +221,10 @@ export interface MarkStore {
    * Sets the mark (tenant, kind, id) until `expiresAt` (epoch ms). Answers true for the call
    * that set it, false when it was already set and not expired at `now`. Of concurrent calls for
    * one mark, from any replica, exactly one answers true. An expired mark counts as unset.
+   *
+   * @throws TypeError for a kind that is not 1–32 characters (without U+0000), an id that is not
+   *   1–512 characters of well-formed Unicode, or a time that is not integer epoch milliseconds;
+   *   an id chosen by a client (a jti) must be checked, or hashed, before it is marked
    */
   mark(tenant: string, kind: string, id: string, expiresAt: number, now: number): Promise<boolean>
   /** Whether (tenant, kind, id) is set and not expired at `now`. */

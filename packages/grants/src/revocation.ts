@@ -2,7 +2,7 @@ import type { Client } from '@tessera/config-schema'
 import type { GrantDeps, TenantContext } from './context.js'
 import { sha256Hex } from './crypto.js'
 import { OAuthError } from './errors.js'
-import { isIssuedJti } from './internal/jti.js'
+import { isIssuedExp, isIssuedJti } from './internal/jti.js'
 import { REVOKED_ACCESS_TOKEN } from './introspection.js'
 import type { TokenParams } from './request.js'
 
@@ -61,8 +61,8 @@ async function revokeAccessToken(
   const payload = await tenant.verifyAccessToken(token)
   if (payload === undefined) return false
   const { jti, exp, client_id: owner } = payload
-  // A token without a jti of Tessera's making is never reported active: nothing to record.
-  if (owner !== client.clientId || !isIssuedJti(jti) || typeof exp !== 'number') return true
+  // A token without a jti or exp of Tessera's making is never reported active: nothing to record.
+  if (owner !== client.clientId || !isIssuedJti(jti) || !isIssuedExp(exp)) return true
   // Kept until the token expires on its own; no later check needs it. Marking twice (a retry,
   // concurrent requests) leaves one mark: the first call's answer is all that differs.
   await deps.marks.mark(tenant.name, REVOKED_ACCESS_TOKEN, jti, exp * 1000, deps.clock())

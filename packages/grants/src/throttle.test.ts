@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { GrantDeps } from './context.js'
 import { OAuthError, ProviderFailureError } from './errors.js'
-import type { AuthenticatedUser, UserAuthenticator } from './ports.js'
+import type { AuthenticatedUser, ThrottleStore, UserAuthenticator } from './ports.js'
 import { memoryThrottle } from './test-utils/memory-throttle.js'
 import { checkPasswordThrottled } from './throttle.js'
 
@@ -124,5 +124,57 @@ describe('checkPasswordThrottled (issue #11)', () => {
     expect(error).toMatchObject({ code: 'temporarily_unavailable', retryAfterSeconds: 40 })
     clock.t += 39_500
     expect(await outcome(checkPasswordThrottled(attempt('alice', 'right'), users, d))).toBe('ok')
+  })
+
+  it('makes one store call to reserve and one to settle a check, whatever its outcome', async () => {
+    const store = memoryThrottle()
+    const calls: string[] = []
+    const counted: ThrottleStore = {
+      reserveAttempts(keys, window) {
+        calls.push(`reserve ${keys.length}`)
+        return store.reserveAttempts(keys, window)
+      },
+      settleAttempts(settlement) {
+        calls.push(`settle clear ${settlement.clear.length} release ${settlement.release.length}`)
+        return store.settleAttempts(settlement)
+      },
+    }
+    const d = { ...deps(), throttle: counted }
+    const failing: UserAuthenticator = {
+      authenticate: () =>
+        Promise.reject(new ProviderFailureError('ERR_PROVIDER_TIMEOUT', 'users.mjs', 'timed out')),
+    }
+    await checkPasswordThrottled(attempt('alice', 'right'), countingUsers(), d)
+    await checkPasswordThrottled(attempt('alice', 'wrong'), countingUsers(), d)
+    await expect(checkPasswordThrottled(attempt('alice', 'x'), failing, d)).rejects.toThrow(
+      ProviderFailureError,
+    )
+    expect(calls).toEqual([
+      'reserve 2',
+      'settle clear 1 release 1',
+      'reserve 2',
+      'reserve 2',
+      'settle clear 0 release 2',
+    ])
+  })
+
+  it('counts nothing on the user when the address refuses the check', async () => {
+    const d = deps()
+    const users = countingUsers()
+    for (let i = 0; i < 5; i++) {
+      await checkPasswordThrottled(attempt(`user${i}`, 'wrong', '192.0.2.1'), users, d)
+    }
+    // Refused by the address: alice's own allowance (3) is untouched, so three wrong passwords
+    // from another address still reach the provider.
+    for (let i = 0; i < 4; i++) {
+      expect(await outcome(checkPasswordThrottled(attempt('alice', 'x'), users, d))).toBe(
+        'temporarily_unavailable',
+      )
+    }
+    for (let i = 0; i < 3; i++) {
+      expect(
+        await outcome(checkPasswordThrottled(attempt('alice', 'wrong', '192.0.2.2'), users, d)),
+      ).toBe('wrong')
+    }
   })
 })

@@ -1,7 +1,7 @@
 import type { GrantDeps } from './context.js'
 import { sha256Hex } from './crypto.js'
 import { OAuthError } from './errors.js'
-import type { AuthenticatedUser, Reservation, ThrottleStore, UserAuthenticator } from './ports.js'
+import type { AuthenticatedUser, UserAuthenticator } from './ports.js'
 
 /** Who is trying a password, for throttling. */
 export interface PasswordAttempt {
@@ -12,18 +12,10 @@ export interface PasswordAttempt {
   address: string
 }
 
-function throttled(reservation: Reservation, now: number): OAuthError {
+function throttled(resetAt: number, now: number): OAuthError {
   return new OAuthError('temporarily_unavailable', 'too many failed attempts; try again later', {
-    retryAfterSeconds: Math.max(1, Math.ceil((reservation.resetAt - now) / 1000)),
+    retryAfterSeconds: Math.max(1, Math.ceil((resetAt - now) / 1000)),
   })
-}
-
-/** Gives back reservations without letting a store error hide the error being handled. */
-async function giveBack(
-  store: ThrottleStore,
-  reservations: readonly (readonly [string, Reservation])[],
-): Promise<void> {
-  await Promise.allSettled(reservations.map(([key, r]) => store.releaseAttempt(key, r.resetAt)))
 }
 
 /**
@@ -51,45 +43,31 @@ export async function checkPasswordThrottled(
   const userKey = `user:${sha256Hex(`${attempt.tenant}\n${attempt.username.normalize('NFC').toLowerCase()}`)}`
   const addressKey = `addr:${sha256Hex(attempt.address)}`
 
-  // The user first: a locked user costs one statement, and a flood of usernames from one
-  // address is stopped by the address key right after.
-  const user = await throttle.reserveAttempt(userKey, {
-    limit: policy.maxFailuresPerUser,
-    now,
-    windowMs,
-  })
-  if (!user.granted) throw throttled(user, now)
-  let address: Reservation
-  try {
-    address = await throttle.reserveAttempt(addressKey, {
-      limit: policy.maxFailuresPerAddress,
-      now,
-      windowMs,
-    })
-  } catch (error) {
-    await giveBack(throttle, [[userKey, user]])
-    throw error
-  }
-  if (!address.granted) {
-    await giveBack(throttle, [[userKey, user]])
-    throw throttled(address, now)
+  // Both keys or neither, in one store call: a user refused for the address's sake keeps no
+  // attempt, not even for a moment. The user first, so that a locked user is the one reported.
+  const reservation = await throttle.reserveAttempts(
+    [
+      { key: userKey, limit: policy.maxFailuresPerUser },
+      { key: addressKey, limit: policy.maxFailuresPerAddress },
+    ],
+    { now, windowMs },
+  )
+  if (!reservation.granted) throw throttled(reservation.resetAt, now)
+  const [user, address] = reservation.held
+  if (user === undefined || address === undefined) {
+    throw new Error('reserveAttempts: a granted reservation lacks a key')
   }
 
   let answer: AuthenticatedUser | null
   try {
     answer = await users.authenticate({ username: attempt.username, password: attempt.password })
   } catch (error) {
-    // No answer about the password: nothing to count against anyone.
-    await giveBack(throttle, [
-      [userKey, user],
-      [addressKey, address],
-    ])
+    // No answer about the password: nothing to count against anyone. A store error here must
+    // not hide the provider's.
+    await throttle.settleAttempts({ clear: [], release: [user, address] }).catch(() => undefined)
     throw error
   }
   if (answer === null) return null
-  await Promise.all([
-    throttle.clearAttempts(userKey),
-    throttle.releaseAttempt(addressKey, address.resetAt),
-  ])
+  await throttle.settleAttempts({ clear: [userKey], release: [address] })
   return answer
 }

@@ -28,7 +28,7 @@ describe('@tessera/store public types', () => {
       ReturnType<RefreshTokenStore['rotateRefreshToken']>
     >().resolves.toEqualTypeOf<RotateResult>()
     expectTypeOf<
-      ReturnType<ThrottleStore['reserveAttempt']>
+      ReturnType<ThrottleStore['reserveAttempts']>
     >().resolves.toEqualTypeOf<Reservation>()
     expectTypeOf(openStore).toEqualTypeOf<(url: string) => Promise<Store>>()
     expectTypeOf(openSqliteStore).toEqualTypeOf<(path: string) => Promise<Store>>()

@@ -2,6 +2,7 @@ import type {
   AuthorizationCodeRecord,
   AuthorizationCodeStore,
   ExpiryStore,
+  HeldAttempt,
   MarkStore,
   RefreshFamily,
   RefreshTokenRecord,
@@ -19,7 +20,8 @@ import {
   checkRedeemArgs,
   checkSecretArgs,
   checkText,
-  checkThrottleWindow,
+  checkReservation,
+  checkSettlement,
   checkTime,
   conflictError,
 } from './internal/checks.js'
@@ -216,37 +218,43 @@ export function createMemoryStore(): Store {
   }
 
   const throttle: ThrottleStore = {
-    reserveAttempt(key, window) {
+    reserveAttempts(asked, window) {
       return settle(() => {
         open()
-        checkThrottleWindow('reserveAttempt', window)
-        const { limit, now, windowMs } = window
+        checkReservation('reserveAttempts', asked, window)
+        const { now, windowMs } = window
         // Ended windows are dropped as attempts come in, so that guessed usernames do not pile up.
         for (const [other, { resetAt }] of windows) if (resetAt <= now) windows.delete(other)
-        const current = windows.get(key)
-        if (current === undefined) {
-          windows.set(key, { count: 1, resetAt: now + windowMs })
-          return { granted: true, resetAt: now + windowMs }
+        // Every key is checked before any is counted: all or nothing.
+        for (const { key, limit } of asked) {
+          const current = windows.get(key)
+          if (current !== undefined && current.count >= limit) {
+            return { granted: false, blocked: key, resetAt: current.resetAt }
+          }
         }
-        if (current.count >= limit) return { granted: false, resetAt: current.resetAt }
-        current.count++
-        return { granted: true, resetAt: current.resetAt }
+        const held = asked.map(({ key }): HeldAttempt => {
+          const current = windows.get(key)
+          if (current === undefined) {
+            windows.set(key, { count: 1, resetAt: now + windowMs })
+            return { key, resetAt: now + windowMs }
+          }
+          current.count++
+          return { key, resetAt: current.resetAt }
+        })
+        return { granted: true, held }
       })
     },
-    releaseAttempt(key, resetAt) {
+    settleAttempts(settlement) {
       return settle(() => {
         open()
-        checkTime('releaseAttempt', 'resetAt', resetAt)
-        const current = windows.get(key)
-        if (current === undefined || current.resetAt !== resetAt) return
-        if (current.count > 1) current.count--
-        else windows.delete(key)
-      })
-    },
-    clearAttempts(key) {
-      return settle(() => {
-        open()
-        windows.delete(key)
+        checkSettlement('settleAttempts', settlement)
+        for (const { key, resetAt } of settlement.release) {
+          const current = windows.get(key)
+          if (current === undefined || current.resetAt !== resetAt) continue
+          if (current.count > 1) current.count--
+          else windows.delete(key)
+        }
+        for (const key of settlement.clear) windows.delete(key)
       })
     },
   }

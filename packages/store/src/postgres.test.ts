@@ -24,7 +24,9 @@ import {
   attemptsHeld,
   codeRecord,
   describeStoreContract,
+  clearOne,
   refreshFamily,
+  reserveOne,
   sha256,
   startFamily,
   storedKey,
@@ -273,13 +275,13 @@ describe('openPostgresStore', () => {
   it('keeps data across close and reopen', async () => {
     const first = await open()
     await first.keys.insertKeyIfAbsent(storedKey())
-    await first.throttle.reserveAttempt('acme:alice', { limit: 1, now: 1_000, windowMs: 60_000 })
+    await reserveOne(first, 'acme:alice', { limit: 1, now: 1_000, windowMs: 60_000 })
     await first.close()
 
     const second = await open()
     expect(await second.keys.listKeys('acme')).toEqual([storedKey()])
     expect(
-      await second.throttle.reserveAttempt('acme:alice', {
+      await reserveOne(second, 'acme:alice', {
         limit: 1,
         now: 2_000,
         windowMs: 60_000,
@@ -353,12 +355,12 @@ describe('openPostgresStore', () => {
   it('counts throttle keys byte for byte, U+0000 included', async () => {
     const store = await open()
     const window = { limit: 5, now: t0, windowMs: 60_000 }
-    await store.throttle.reserveAttempt('user:acme:a\u0000b', window)
-    await store.throttle.reserveAttempt('user:acme:a\u0000b', window)
-    await store.throttle.reserveAttempt('user:acme:a', window)
+    await reserveOne(store, 'user:acme:a\u0000b', window)
+    await reserveOne(store, 'user:acme:a\u0000b', window)
+    await reserveOne(store, 'user:acme:a', window)
     expect(await attemptsHeld(store, 'user:acme:a\u0000b', t0)).toBe(2)
     expect(await attemptsHeld(store, 'user:acme:a', t0)).toBe(1)
-    await store.throttle.clearAttempts('user:acme:a\u0000b')
+    await clearOne(store, 'user:acme:a\u0000b')
     expect(await attemptsHeld(store, 'user:acme:a\u0000b', t0)).toBe(0)
   })
 
@@ -763,15 +765,41 @@ describe('openPostgresStore: four pools on one database, as four replicas', () =
     const stores = await replicas()
     const results = await Promise.all(
       Array.from({ length: 40 }, (_, i) =>
-        nth(stores, i).throttle.reserveAttempt('user:acme:alice', {
-          limit: 9,
-          now: t0,
-          windowMs: 60_000,
-        }),
+        reserveOne(nth(stores, i), 'user:acme:alice', { limit: 9, now: t0, windowMs: 60_000 }),
       ),
     )
     expect(results.filter((r) => r.granted)).toHaveLength(9)
     expect(await attemptsHeld(nth(stores, 0), 'user:acme:alice', t0)).toBe(9)
+  })
+
+  it('reserves and settles two keys from four stores at once, in either order, without deadlock', async () => {
+    const stores = await replicas()
+    const window = { now: t0, windowMs: 60_000 }
+    const user = (i: number) => ({ key: `user:acme:u${i % 4}`, limit: 6 })
+    const address = { key: 'addr:192.0.2.1', limit: 20 }
+    // Half ask user then address, half the other way round; every other granted one is settled
+    // as a success (clear the user, give back the address) while the others still reserve.
+    const outcomes = await Promise.all(
+      Array.from({ length: 60 }, async (_, i) => {
+        const store = nth(stores, i)
+        const keys = i % 2 === 0 ? [user(i), address] : [address, user(i)]
+        const reservation = await store.throttle.reserveAttempts(keys, window)
+        if (!reservation.granted) return 'refused'
+        if (i % 4 !== 1) return 'failed'
+        const [a, b] = reservation.held
+        const heldAddress = a?.key === address.key ? a : b
+        if (heldAddress === undefined) throw new Error('no address held')
+        await store.throttle.settleAttempts({ clear: [user(i).key], release: [heldAddress] })
+        return 'signed-in'
+      }),
+    )
+    const failed = outcomes.filter((o) => o === 'failed').length
+    // The address holds the failures only: every success gave its attempt back.
+    expect(await attemptsHeld(nth(stores, 0), address.key, t0)).toBe(failed)
+    expect(failed).toBeLessThanOrEqual(20)
+    for (const u of [0, 2, 3]) {
+      expect(await attemptsHeld(nth(stores, 0), `user:acme:u${u}`, t0)).toBeLessThanOrEqual(6)
+    }
   })
 
   it('purges from several replicas at once without deleting anything twice', async () => {
@@ -831,11 +859,12 @@ for (let i = 0; i < count; i++) {
   } else if (mode === 'secret') {
     results.push(await store.secrets.getOrCreateSecret('secret-' + i, 'value-' + i + '-' + worker))
   } else if (mode === 'reserve') {
-    // One key for every replica, with a limit of 25.
-    const reservation = await store.throttle.reserveAttempt('user:acme:alice', {
-      limit: 25, now, windowMs: 60000,
-    })
-    results.push(reservation.granted)
+    // User u<i % 3> (limit 10) with one address (limit 25), both or none, in either order.
+    const user = { key: 'user:acme:u' + (i % 3), limit: 10 }
+    const address = { key: 'addr:192.0.2.1', limit: 25 }
+    const reservation = await store.throttle.reserveAttempts(
+      i % 2 === 0 ? [user, address] : [address, user], { now, windowMs: 60000 })
+    results.push(reservation.granted ? i % 3 : -1)
   } else {
     results.push(await store.keys.insertKeyIfAbsent({
       tenant: 'acme', kid: 'kid-' + i, alg: 'RS256', publicJwk: JSON.stringify({ worker }),
@@ -935,11 +964,19 @@ describe('openPostgresStore: separate processes on one database', () => {
     expect(await count('keys')).toBe(rounds)
   })
 
-  it('grants no more than the limit among reservations from four processes (issue #11)', async () => {
-    const results = await race<boolean>('reserve', rounds, replicas)
+  it('grants no more than either limit among reservations from four processes (issue #11)', async () => {
+    const results = await race<number>('reserve', rounds, replicas)
+    const granted = results.flat().filter((user) => user >= 0)
     expect(results.flat()).toHaveLength(rounds * replicas)
-    expect(results.flat().filter(Boolean)).toHaveLength(25)
-    expect(await attemptsHeld(await open(), 'user:acme:alice', t0)).toBe(25)
+    expect(granted).toHaveLength(25)
+    const store = await open()
+    expect(await attemptsHeld(store, 'addr:192.0.2.1', t0)).toBe(25)
+    for (const user of [0, 1, 2]) {
+      const grantedToUser = granted.filter((u) => u === user).length
+      expect(grantedToUser).toBeLessThanOrEqual(10)
+      // A reservation refused by the address counted nothing on the user.
+      expect(await attemptsHeld(store, `user:acme:u${user}`, t0)).toBe(grantedToUser)
+    }
   })
 })
 

@@ -15,6 +15,7 @@ import {
   codeRecord,
   describeStoreContract,
   refreshFamily,
+  reserveOne,
   sha256,
   startFamily,
   storedKey,
@@ -60,13 +61,13 @@ describe('openSqliteStore', () => {
     const file = freshFile()
     const first = await open(file)
     await first.keys.insertKeyIfAbsent(storedKey())
-    await first.throttle.reserveAttempt('acme:alice', { limit: 1, now: 1_000, windowMs: 60_000 })
+    await reserveOne(first, 'acme:alice', { limit: 1, now: 1_000, windowMs: 60_000 })
     await first.close()
 
     const second = await open(file)
     expect(await second.keys.listKeys('acme')).toEqual([storedKey()])
     expect(
-      await second.throttle.reserveAttempt('acme:alice', {
+      await reserveOne(second, 'acme:alice', {
         limit: 1,
         now: 2_000,
         windowMs: 60_000,
@@ -125,9 +126,9 @@ describe('openSqliteStore', () => {
     await b.keys.updateKeyState('acme', '2025-03-10', 'retired', 5)
     expect(await a.keys.listKeys('acme')).toMatchObject([{ state: 'retired', retiredAt: 5 }])
     const window = { limit: 2, now: 0, windowMs: 60_000 }
-    await a.throttle.reserveAttempt('acme:alice', window)
-    expect((await b.throttle.reserveAttempt('acme:alice', window)).granted).toBe(true)
-    expect((await a.throttle.reserveAttempt('acme:alice', window)).granted).toBe(false)
+    await reserveOne(a, 'acme:alice', window)
+    expect((await reserveOne(b, 'acme:alice', window)).granted).toBe(true)
+    expect((await reserveOne(a, 'acme:alice', window)).granted).toBe(false)
   })
 
   it('lets exactly one of two stores on one file insert the same (tenant, kid)', async () => {
@@ -294,14 +295,22 @@ describe('openSqliteStore: separate processes on one file', () => {
     db.close()
   })
 
-  it('grants no more than the limit among reservations from four processes (issue #11)', async () => {
+  it('grants no more than either limit among reservations from four processes (issue #11)', async () => {
     const file = freshFile()
     await (await open(file)).close()
-    const results = await race<boolean>(file, 'reserve', count, replicas)
-    // replica.mjs reserves one key with a limit of 25.
-    expect(results.flat().filter(Boolean)).toHaveLength(25)
+    // replica.mjs reserves user u<i % 3> (limit 10) with one address (limit 25), both or none.
+    const results = await race<number>(file, 'reserve', count, replicas)
+    const granted = results.flat().filter((user) => user >= 0)
     expect(results.flat()).toHaveLength(count * replicas)
-    expect(await attemptsHeld(await open(file), 'user:acme:alice', t0)).toBe(25)
+    expect(granted).toHaveLength(25)
+    const store = await open(file)
+    expect(await attemptsHeld(store, 'addr:192.0.2.1', t0)).toBe(25)
+    for (const user of [0, 1, 2]) {
+      const grantedToUser = granted.filter((u) => u === user).length
+      expect(grantedToUser).toBeLessThanOrEqual(10)
+      // A reservation refused by the address counted nothing on the user.
+      expect(await attemptsHeld(store, `user:acme:u${user}`, t0)).toBe(grantedToUser)
+    }
   })
 })
 
@@ -593,7 +602,7 @@ describe('createCheckpointer', () => {
     const file = freshFile()
     const store = await openSqliteStore(file)
     for (let i = 0; i < 300; i++) {
-      await store.throttle.reserveAttempt(`acme:user-${i}`, { limit: 1, now: t0, windowMs: 60_000 })
+      await reserveOne(store, `acme:user-${i}`, { limit: 1, now: t0, windowMs: 60_000 })
     }
     await store.close()
     await store.close()
@@ -652,6 +661,52 @@ describe('openSqliteStore: rotations asked in one turn are committed together', 
         expect(result.status).toBe('rotated')
         expect(seen?.spent_at).toBe(t0)
       }
+    } finally {
+      reader.close()
+    }
+  })
+
+  it('runs throttle reservations and settlements asked in one turn in order, with rotations', async () => {
+    const file = freshFile()
+    const store = await open(file)
+    await startFamily(store, refreshFamily(), sha256('rt-1'))
+    const reader = raw(file)
+    const held = reader.prepare<[string], { count: number }>(
+      'SELECT count FROM throttle WHERE "key" = ?',
+    )
+    const window = { now: t0, windowMs: 60_000 }
+    const keys = [
+      { key: 'user:acme:alice', limit: 3 },
+      { key: 'addr:192.0.2.1', limit: 10 },
+    ]
+    try {
+      const reserve = () =>
+        store.throttle
+          .reserveAttempts(keys, window)
+          .then((result) => ({ result, seen: held.get('user:acme:alice')?.count }))
+      const [a, b, rotation, c, d] = await Promise.all([
+        reserve(),
+        reserve(),
+        store.refreshTokens.rotateRefreshToken('acme', sha256('rt-1'), sha256('rt-2'), t0),
+        reserve(),
+        reserve(),
+      ])
+      // Each saw those before it; each answer was committed, for another connection to read.
+      expect([a, b, c].map(({ result }) => result.granted)).toEqual([true, true, true])
+      expect(d.result).toEqual({ granted: false, blocked: 'user:acme:alice', resetAt: t0 + 60_000 })
+      for (const { seen } of [a, b, c, d]) expect(seen).toBe(3)
+      expect(rotation.status).toBe('rotated')
+      if (!a.result.granted) throw new Error('not granted')
+      const [, address] = a.result.held
+      if (address === undefined) throw new Error('no address held')
+      // A settlement and the reservation after it, in one turn: the second sees the first.
+      const [, again] = await Promise.all([
+        store.throttle.settleAttempts({ clear: ['user:acme:alice'], release: [address] }),
+        store.throttle.reserveAttempts(keys, window),
+      ])
+      expect(again.granted).toBe(true)
+      expect(held.get('user:acme:alice')?.count).toBe(1)
+      expect(held.get('addr:192.0.2.1')?.count).toBe(3)
     } finally {
       reader.close()
     }

@@ -5,11 +5,14 @@ import type {
   AuthorizationCodeStore,
   ExpiryStore,
   FamilyIssue,
+  HeldAttempt,
   MarkStore,
   RefreshTokenStore,
   Reservation,
   RotateResult,
   SecretStore,
+  Settlement,
+  ThrottleLimit,
   ThrottleStore,
   ThrottleWindow,
 } from '@tessera/grants'
@@ -23,7 +26,8 @@ import {
   checkRedeemArgs,
   checkSecretArgs,
   checkText,
-  checkThrottleWindow,
+  checkReservation,
+  checkSettlement,
   checkTime,
   conflictError,
 } from './internal/checks.js'
@@ -36,6 +40,7 @@ import {
   parsePrunedKidRow,
   parseSecretRow,
   parseTokenFamilyRow,
+  parseWindow,
   parseWindowEnd,
 } from './internal/rows.js'
 import { createCheckpointer, openDatabase } from './internal/sqlite-database.js'
@@ -201,18 +206,14 @@ function createSqliteStore(db: Database.Database, file: string): Store {
   })
 
   const sweepWindows = db.prepare<[number]>('DELETE FROM throttle WHERE reset_at <= ?')
-  // In DO UPDATE, bare column names are the stored row. A window that has ended restarts at 1;
-  // an open one counts only while it holds fewer than the limit, else the row is left alone and
-  // nothing is returned.
-  const countAttempt = db.prepare<{ key: string; now: number; resetAt: number; limit: number }>(
-    `INSERT INTO throttle ("key", count, reset_at) VALUES (@key, 1, @resetAt)
-     ON CONFLICT ("key") DO UPDATE SET
-       count = CASE WHEN reset_at <= @now THEN 1 ELSE count + 1 END,
-       reset_at = CASE WHEN reset_at <= @now THEN @resetAt ELSE reset_at END
-     WHERE reset_at <= @now OR count < @limit
+  // Called after sweepWindows, under the write lock: a stored row is an open window, checked
+  // against the limit already, so it only counts on.
+  const countAttempt = db.prepare<[string, number]>(
+    `INSERT INTO throttle ("key", count, reset_at) VALUES (?, 1, ?)
+     ON CONFLICT ("key") DO UPDATE SET count = count + 1
      RETURNING reset_at`,
   )
-  const readWindowEnd = db.prepare<[string]>('SELECT reset_at FROM throttle WHERE "key" = ?')
+  const readWindow = db.prepare<[string]>('SELECT count, reset_at FROM throttle WHERE "key" = ?')
   const uncountAttempt = db.prepare<[string, number]>(
     'UPDATE throttle SET count = count - 1 WHERE "key" = ? AND reset_at = ? AND count > 0',
   )
@@ -347,48 +348,51 @@ function createSqliteStore(db: Database.Database, file: string): Store {
     },
   )
 
-  // Group commit. A rotation is queued and run at the end of the current turn of the event
-  // loop, together with every other rotation queued in that turn, in one IMMEDIATE transaction:
-  // each in a savepoint of its own (a nested better-sqlite3 transaction), so one that throws is
-  // undone alone, and all are committed at once. Under load most of a rotation's cost was the
-  // BEGIN and the COMMIT (locks and WAL writes); they are now shared. Nothing else changes: the
-  // rotations run in the order they were asked, each sees those before it, and each caller hears
-  // its answer only once the COMMIT has returned, so an answer is as durable as before. No
-  // transaction stays open between turns, so no other call ever sees uncommitted rows.
-  interface QueuedRotation {
-    args: [string, string, string, number, string | undefined]
-    resolve: (result: RotateResult) => void
+  // Group commit. A rotation, a throttle reservation or a settlement is queued and run at the
+  // end of the current turn of the event loop, together with every other one queued in that
+  // turn, in one IMMEDIATE transaction: each in a savepoint of its own (a nested better-sqlite3
+  // transaction), so one that throws is undone alone, and all are committed at once. Under load
+  // most of their cost was the BEGIN and the COMMIT (locks and WAL writes); they are now shared.
+  // Nothing else changes: they run in the order they were asked, each sees those before it, and
+  // each caller hears its answer only once the COMMIT has returned, so an answer is as durable as
+  // before. No transaction stays open between turns, so no other call ever sees uncommitted rows.
+  interface QueuedWrite {
+    /** The write in a transaction of its own, when it is alone in its turn. */
+    alone: () => unknown
+    /** The write in a savepoint of the batch's transaction. */
+    nested: () => unknown
+    resolve: (result: unknown) => void
     reject: (error: unknown) => void
   }
-  type Outcome = { result: RotateResult } | { error: unknown }
-  let queued: QueuedRotation[] = []
-  const rotateQueued = db.transaction((batch: readonly QueuedRotation[]): Outcome[] =>
+  type Outcome = { result: unknown } | { error: unknown }
+  let queued: QueuedWrite[] = []
+  const runBatch = db.transaction((batch: readonly QueuedWrite[]): Outcome[] =>
     batch.map((item) => {
       try {
-        return { result: rotate(...item.args) }
+        return { result: item.nested() }
       } catch (error) {
         // Some errors (I/O, a full disk) make SQLite end the whole transaction: then nothing of
-        // the batch is stored, and every rotation in it must fail, not just this one.
+        // the batch is stored, and every write in it must fail, not just this one.
         if (!db.inTransaction) throw error
         return { error }
       }
     }),
   )
-  function runQueuedRotations(): void {
+  function runQueuedWrites(): void {
     const batch = queued
     queued = []
     if (batch.length === 0) return
     let outcomes: Outcome[]
     try {
       use()
-      // One rotation needs no savepoint.
+      // One write needs no savepoint.
       const [only] = batch
       outcomes =
         only !== undefined && batch.length === 1
-          ? [{ result: rotate.immediate(...only.args) }]
-          : rotateQueued.immediate(batch)
+          ? [{ result: only.alone() }]
+          : runBatch.immediate(batch)
     } catch (error) {
-      // BEGIN or COMMIT failed (or the single rotation threw): nothing of the batch is stored.
+      // BEGIN or COMMIT failed (or the single write threw): nothing of the batch is stored.
       for (const item of batch) item.reject(error)
       return
     }
@@ -399,14 +403,34 @@ function createSqliteStore(db: Database.Database, file: string): Store {
       else item.reject(outcome?.error)
     })
   }
-  function queueRotation(method: string, args: QueuedRotation['args']): Promise<RotateResult> {
-    // A throw in here rejects the promise: misuse is refused before anything is queued.
-    return new Promise((resolve, reject) => {
+  /**
+   * Queues `write` (a better-sqlite3 transaction) with `args`; `check` runs first, and a throw
+   * from it rejects the promise before anything is queued.
+   */
+  function queueWrite<A extends unknown[], T>(
+    write: Database.Transaction<(...args: A) => T>,
+    args: A,
+    check: () => void,
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
       use()
+      check()
+      if (queued.length === 0) setImmediate(runQueuedWrites)
+      queued.push({
+        alone: () => write.immediate(...args),
+        nested: () => write(...args),
+        resolve: resolve as (result: unknown) => void,
+        reject,
+      })
+    })
+  }
+  function queueRotation(
+    method: string,
+    args: [string, string, string, number, string | undefined],
+  ): Promise<RotateResult> {
+    return queueWrite(rotate, args, () => {
       checkTime(method, 'now', args[3])
       checkText(method, 'newHash', args[2])
-      if (queued.length === 0) setImmediate(runQueuedRotations)
-      queued.push({ args, resolve, reject })
     })
   }
 
@@ -421,18 +445,32 @@ function createSqliteStore(db: Database.Database, file: string): Store {
     )
   })
 
-  // IMMEDIATE takes the write lock up front, so the sweep, the check and the count cannot
+  // IMMEDIATE takes the write lock up front, so the sweep, the checks and the counts cannot
   // interleave with another process's: of any number of concurrent reservations, from any
-  // process on the file, at most `limit` are granted. Ended windows are dropped as attempts come
-  // in, so guessed usernames do not pile up.
-  const reserveAttempt = db.transaction(
-    (key: string, { limit, now, windowMs }: ThrottleWindow): Reservation => {
+  // process on the file, at most each key's limit are granted, and a refused reservation counts
+  // nothing on any key. Every key is checked before any is counted, so nothing is undone. Ended
+  // windows are dropped as attempts come in, so guessed usernames do not pile up.
+  const reserveAttempts = db.transaction(
+    (asked: readonly ThrottleLimit[], { now, windowMs }: ThrottleWindow): Reservation => {
       sweepWindows.run(now)
-      const counted = countAttempt.get({ key, now, resetAt: now + windowMs, limit })
-      if (counted !== undefined) return { granted: true, resetAt: parseWindowEnd(counted) }
-      return { granted: false, resetAt: parseWindowEnd(readWindowEnd.get(key)) }
+      for (const { key, limit } of asked) {
+        const row = readWindow.get(key)
+        if (row !== undefined) {
+          const open = parseWindow(row)
+          if (open.count >= limit) return { granted: false, blocked: key, resetAt: open.resetAt }
+        }
+      }
+      const held = asked.map(({ key }): HeldAttempt => ({
+        key,
+        resetAt: parseWindowEnd(countAttempt.get(key, now + windowMs)),
+      }))
+      return { granted: true, held }
     },
   )
+  const settleAttempts = db.transaction(({ clear, release }: Settlement): void => {
+    for (const { key, resetAt } of release) uncountAttempt.run(key, resetAt)
+    for (const key of clear) clearWindow.run(key)
+  })
 
   function use(): void {
     if (!db.open) throw new StoreError('ERR_STORE_CLOSED', 'the SQLite store is closed')
@@ -494,27 +532,15 @@ function createSqliteStore(db: Database.Database, file: string): Store {
   }
 
   const throttle: ThrottleStore = {
-    reserveAttempt(key, window): Promise<Reservation> {
-      return settle(() => {
-        use()
-        checkThrottleWindow('reserveAttempt', window)
-        const reservation = reserveAttempt.immediate(key, window)
-        checkpointer.wrote()
-        return reservation
-      })
+    reserveAttempts(asked, window): Promise<Reservation> {
+      return queueWrite(reserveAttempts, [asked, window], () =>
+        checkReservation('reserveAttempts', asked, window),
+      )
     },
-    releaseAttempt(key, resetAt) {
-      return settle(() => {
-        use()
-        checkTime('releaseAttempt', 'resetAt', resetAt)
-        if (uncountAttempt.run(key, resetAt).changes > 0) checkpointer.wrote()
-      })
-    },
-    clearAttempts(key) {
-      return settle(() => {
-        use()
-        if (clearWindow.run(key).changes > 0) checkpointer.wrote()
-      })
+    settleAttempts(settlement) {
+      return queueWrite(settleAttempts, [settlement], () =>
+        checkSettlement('settleAttempts', settlement),
+      )
     },
   }
 
@@ -677,8 +703,8 @@ function createSqliteStore(db: Database.Database, file: string): Store {
       })
     },
     async close() {
-      // Rotations already asked for are answered, not dropped.
-      if (db.open) runQueuedRotations()
+      // Writes already asked for are answered, not dropped.
+      if (db.open) runQueuedWrites()
       // The checkpointer's connection first: the last connection to close checkpoints the WAL
       // and removes it.
       await checkpointer.close()

@@ -48,7 +48,7 @@ function safeScheme(url: string): string | undefined {
 }
 
 /**
- * Opens the store a DATABASE_URL names (DESIGN §2):
+ * Opens the store a DATABASE_URL names:
  *
  * - `memory:` — in-process maps; for tests, nothing survives the process.
  * - `sqlite:PATH` — an SQLite file, PATH relative to the working directory, its directory created

@@ -1,4 +1,5 @@
-import { parseSettings } from '@tessera/config-schema'
+import { formatConfigIssue, parseSettings } from '@tessera/config-schema'
+import { keyEncryptionIssue } from '../key-encryption.js'
 import { loadProviders } from '../providers.js'
 import { readTenants } from './read-tenants.js'
 
@@ -16,6 +17,8 @@ export async function checkConfigCommand(
   const settings = parseSettings(vars, dev ? 'dev' : 'start')
   const { tenants, refused } = await readTenants(settings, vars, settings.jwtSecret)
   await loadProviders(tenants.flatMap((tenant) => tenant.providers))
+  const unsealed = keyEncryptionIssue(tenants, settings.keyEncryptionSecret, dev ? 'dev' : 'start')
+  if (unsealed !== undefined) refused.push(formatConfigIssue(unsealed))
   const from =
     settings.configSource === 'kubernetes'
       ? `Tenant resources in namespace ${settings.kubernetesNamespace}`

@@ -3,6 +3,7 @@ import type { Server } from 'node:http'
 import { parseSettings } from '@tessera/config-schema'
 import { collectDefaultMetrics } from 'prom-client'
 import { createIssuer } from '../issuer.js'
+import { MAKE_KEY_ENCRYPTION_SECRET } from '../key-encryption.js'
 import { createLogger } from '../logger.js'
 import { createMetrics } from '../metrics.js'
 import { createHttpServer, listen } from './listen.js'
@@ -32,16 +33,19 @@ export async function serve(
     )
   }
   if (settings.keyEncryptionSecret === undefined) {
-    // Names the variable only; whether set or not, no secret is ever logged.
+    // Names the variable only; whether set or not, no secret is ever logged. `start` refuses
+    // every RS256 tenant (the issuer checks each configuration it is given); `dev` serves them.
     if (mode === 'start') {
-      logger.warn(
-        'KEY_ENCRYPTION_SECRET is not set: RS256 private keys are stored UNENCRYPTED in the ' +
-          'database, and anyone who can read it can sign tokens for your tenants. Set ' +
-          'KEY_ENCRYPTION_SECRET to 32+ random characters (openssl rand -base64 32); keys ' +
-          'stored so far are encrypted at the next start.',
+      logger.info(
+        'KEY_ENCRYPTION_SECRET is not set: RS256 tenants are refused, since their private keys ' +
+          `would be stored in clear; make a secret with: ${MAKE_KEY_ENCRYPTION_SECRET}`,
       )
     } else {
-      logger.info('KEY_ENCRYPTION_SECRET is not set: private keys are stored unencrypted')
+      logger.warn(
+        'KEY_ENCRYPTION_SECRET is not set: RS256 private keys are stored UNENCRYPTED in the ' +
+          'database, which only tessera dev allows (tessera start refuses RS256 tenants ' +
+          'without it); anyone who can read the database can sign tokens for those tenants',
+      )
     }
   }
   const metrics = createMetrics()

@@ -70,7 +70,10 @@ describe('tessera CLI', () => {
   })
 
   it('check-config accepts the examples and lists their tenants', () => {
-    const result = runCli(['check-config', '--config', EXAMPLES], { JWT_SECRET })
+    const result = runCli(['check-config', '--config', EXAMPLES], {
+      JWT_SECRET,
+      KEY_ENCRYPTION_SECRET: 'cli-e2e-key-encryption-secret-0123456789',
+    })
     expect(result.stderr).toBe('')
     expect(result.status).toBe(0)
     expect(result.stdout).toContain('acme: HS256')

@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -10,7 +10,7 @@ import { KEY_POLL_INTERVAL_MS } from '../../src/issuer.js'
 import { postForm, send } from '../support/http.js'
 import { FIXTURES, JWT_SECRET, RS, startIssuer, tempDir } from '../support/issuer.js'
 import type { RunningIssuer } from '../support/issuer.js'
-import { runCli } from '../support/process.js'
+import { runCli, startIssuerCli } from '../support/process.js'
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
 const CONFIG = join(FIXTURES, 'basic')
@@ -220,8 +220,8 @@ describe('tessera keys', { timeout: 90_000 }, () => {
       expect(storedPrivateKeys(file)).toEqual([expect.stringMatching(/^enc:v1:/)])
 
       const hash = sha256File(file)
-      const start = (extra: Record<string, string>) =>
-        spawnSync(process.execPath, [CLI, 'start', '--host', '127.0.0.1', '--port', '0'], {
+      const start = (extra: Record<string, string>, command: 'start' | 'dev' = 'start') =>
+        spawnSync(process.execPath, [CLI, command, '--host', '127.0.0.1', '--port', '0'], {
           env: env({ JWT_SECRET, TESSERA_CONFIG: CONFIG, DATABASE_URL: databaseUrl, ...extra }),
           encoding: 'utf8',
           timeout: 20_000,
@@ -239,9 +239,13 @@ describe('tessera keys', { timeout: 90_000 }, () => {
       }
       expect(sha256File(file)).toBe(hash)
 
+      // start refuses the RS256 tenant outright; dev, which would serve it, finds its keys sealed.
       const unset = start({})
       expect(unset.status).toBe(1)
-      expect(unset.stderr).toContain('the stored keys of tenant "rs" are encrypted')
+      expect(unset.stderr).toContain('KEY_ENCRYPTION_SECRET: not set: tessera start refuses')
+      const unsetDev = start({}, 'dev')
+      expect(unsetDev.status).toBe(1)
+      expect(unsetDev.stderr).toContain('the stored keys of tenant "rs" are encrypted')
       expect(sha256File(file)).toBe(hash)
       expect(existsSync(`${file}-wal`) ? readFileSync(`${file}-wal`).length : 0).toBe(0)
 
@@ -291,51 +295,31 @@ describe('tessera keys', { timeout: 90_000 }, () => {
       }
     })
 
-    it('start warns loudly when it is not set; dev says so in one line', async () => {
+    it('start refuses RS256 tenants when it is not set; dev serves them with a warning', async () => {
       const file = join(tmp.dir, 'warn.db')
-      const lines = async (command: 'start' | 'dev'): Promise<{ level: number; msg: string }[]> => {
-        const child = spawn(
-          process.execPath,
-          [CLI, command, '--host', '127.0.0.1', '--port', '0'],
-          {
-            env: env({
-              JWT_SECRET,
-              TESSERA_CONFIG: CONFIG,
-              DATABASE_URL: `sqlite:${file}`,
-              ADMIN_PORT: '0',
-            }),
-          },
-        )
-        let stdout = ''
-        const exited = new Promise((resolve) => child.once('exit', resolve))
-        await new Promise<void>((resolve, reject) => {
-          child.stdout.on('data', (chunk: Buffer) => {
-            stdout += chunk.toString()
-            if (stdout.includes('tessera issuer listening')) resolve()
-          })
-          child.once('exit', (code) => reject(new Error(`exited ${code}: ${stdout}`)))
-        })
-        child.kill('SIGTERM')
-        await exited
-        return stdout
-          .split('\n')
+      const vars = { JWT_SECRET, TESSERA_CONFIG: CONFIG, DATABASE_URL: `sqlite:${file}` }
+      const refused = await runCli(['start', '--host', '127.0.0.1', '--port', '0'], vars)
+      expect(refused.status).toBe(1)
+      expect(refused.stdout).not.toContain('tessera issuer listening')
+      expect(refused.stderr).toContain('"rs"')
+
+      const dev = await startIssuerCli(vars, 'dev')
+      try {
+        const about = dev.logs
           .filter((line) => line.startsWith('{'))
           .map((line) => JSON.parse(line) as { level: number; msg: string })
+          .filter((line) => line.msg.includes('KEY_ENCRYPTION_SECRET'))
+        expect(about).toEqual([
+          expect.objectContaining({
+            level: 40,
+            msg: expect.stringContaining('UNENCRYPTED') as unknown,
+          }),
+        ])
+        const jwks = await send(dev.url, { path: '/.well-known/jwks.json', host: RS.host })
+        expect((jwks.json as { keys: unknown[] }).keys).toHaveLength(1)
+      } finally {
+        await dev.stop()
       }
-      const about = (logs: { level: number; msg: string }[]) =>
-        logs.filter((line) => line.msg.includes('KEY_ENCRYPTION_SECRET'))
-
-      const start = about(await lines('start'))
-      expect(start).toHaveLength(1)
-      expect(start[0]?.level).toBe(40)
-      expect(start[0]?.msg).toContain('stored UNENCRYPTED')
-      const dev = about(await lines('dev'))
-      expect(dev).toEqual([
-        expect.objectContaining({
-          level: 30,
-          msg: 'KEY_ENCRYPTION_SECRET is not set: private keys are stored unencrypted',
-        }),
-      ])
     })
   })
 })

@@ -39,6 +39,7 @@ const MALFORMED: [mode: string, reason: string][] = [
     'answered a malformed value: claims would replace reserved claims (iss, scope)',
   ],
   ['function-claim', 'answered a malformed value: claims holds a value that is not JSON'],
+  ['cyclic-claims', 'answered a malformed value: claims holds a value that is not JSON'],
   ['string-answer', 'answered a malformed value: the answer is not { sub, claims? } or null'],
 ]
 
@@ -160,6 +161,18 @@ describe('provider scripts that fail (issue #11)', { timeout: 120_000 }, () => {
         })
       },
     )
+
+    it('outlives a provider whose abort listeners throw when its call times out', async () => {
+      const from = issuer.logs.length
+      const res = await passwordGrant(issuer.url, 'carol', `abort-throw:${SECRET}`)
+      expect(res.status).toBe(503)
+      // The listeners ran on the abort; what they threw would surface a tick later.
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      expect((await passwordGrant(issuer.url, 'carol', 'carol-password')).status).toBe(200)
+      expect(issuer.child.exitCode).toBeNull()
+      // Both requests logged, so that the next test's log window starts after them.
+      await logLine(from, 'request', 2)
+    })
   })
 
   describe('the login form', () => {

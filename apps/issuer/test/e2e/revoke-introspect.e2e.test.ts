@@ -129,6 +129,33 @@ describe('POST /revoke and POST /introspect', () => {
     }
   })
 
+  it('takes a token with an exp it never writes for inactive, and /revoke without a 500', async () => {
+    const hsAuth = { authorization: basicAuth(HS.client, HS.secret) }
+    const now = Math.floor(Date.now() / 1000)
+    // Past Number.MAX_SAFE_INTEGER once in milliseconds, or not whole seconds: Tessera writes
+    // exp as iat + the lifetime, in whole seconds.
+    for (const exp of [1e300, 2 ** 53 + 2, now + 600.5]) {
+      const token = await new SignJWT({ client_id: HS.client, jti: crypto.randomUUID(), exp })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setIssuer(HS.issuer)
+        .setSubject('user-alice')
+        .setIssuedAt(now)
+        .sign(createSecretKey(Buffer.from(JWT_SECRET, 'utf8')))
+      const request = (path: string) =>
+        send(issuer.url, {
+          method: 'POST',
+          path,
+          host: HS.host,
+          headers: { 'content-type': 'application/x-www-form-urlencoded', ...hsAuth },
+          body: new URLSearchParams({ token }).toString(),
+        })
+      expect((await request('/introspect')).json).toEqual({ active: false })
+      const revoked = await request('/revoke')
+      expect([revoked.status, revoked.text]).toEqual([200, ''])
+      expect((await request('/introspect')).json).toEqual({ active: false })
+    }
+  })
+
   it('requires client authentication, and introspection a confidential client', async () => {
     const t = await tokens()
     const unauthenticated = await post(

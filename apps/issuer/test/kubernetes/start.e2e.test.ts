@@ -17,6 +17,8 @@ import {
   tenant,
 } from './fixtures.js'
 
+const KEY_ENCRYPTION_SECRET = 'kubernetes-e2e-key-encryption-secret-0123456789'
+
 describe('tessera start with TESSERA_CONFIG_SOURCE=kubernetes', () => {
   let tmp: ReturnType<typeof tempDir>
   let api: FakeApiServer
@@ -81,7 +83,9 @@ describe('tessera start with TESSERA_CONFIG_SOURCE=kubernetes', () => {
     // Invalid: its client_id is not a UUID. Refused, and named, without hiding the others.
     api.apply(tenant('broken', ['broken.test'], { client: 'not-a-uuid', secret: 'x' }))
 
-    const checked = await runCli(['check-config'], vars)
+    // initech signs with RS256, which start serves only with a KEY_ENCRYPTION_SECRET.
+    const sealed = { ...vars, KEY_ENCRYPTION_SECRET }
+    const checked = await runCli(['check-config'], sealed)
     expect(checked.status).toBe(1)
     expect(checked.stderr).toContain(`kubernetes:${NAMESPACE}/broken`)
     expect(checked.stderr).toContain('client_id')
@@ -99,11 +103,45 @@ describe('tessera start with TESSERA_CONFIG_SOURCE=kubernetes', () => {
     expect(missing.stderr).toContain('broken')
 
     api.remove('broken')
-    const clean = await runCli(['check-config'], vars)
+    const clean = await runCli(['check-config'], sealed)
     expect(clean.stderr).toBe('')
     expect(clean.status).toBe(0)
     expect(clean.stdout).toContain(`from Tenant resources in namespace ${NAMESPACE}`)
     expect(clean.stdout).toContain('initech: RS256')
+  })
+
+  it('refuses an RS256 Tenant without KEY_ENCRYPTION_SECRET like an invalid one, serving the others (#11)', async () => {
+    api.apply(tenant('globex', [GLOBEX.host], GLOBEX))
+    api.apply(tenant('initech', [INITECH.host], INITECH, { jwt_algorithm: 'RS256' }))
+    const cli = await startIssuerCli(vars, 'start')
+    try {
+      await eventually(async () =>
+        expect((await send(cli.url, { path: '/readyz', host: 'probe' })).status).toBe(200),
+      )
+      expect((await passwordToken(cli.url, GLOBEX.host, GLOBEX)).status).toBe(200)
+      await expectNotServed(cli.url, INITECH.host)
+      const refusals = cli.logs
+        .filter((line) => line.includes('Tenant resource refused'))
+        .map((line) => JSON.parse(line) as { tenant: string; problems: string[] })
+      expect(refusals).toEqual([
+        expect.objectContaining({
+          tenant: 'initech',
+          problems: [
+            'environment: KEY_ENCRYPTION_SECRET: not set: tessera start refuses to serve RS256 ' +
+              'tenant "initech" (its private keys would be stored in clear); make a secret with: ' +
+              'openssl rand -base64 32',
+          ],
+        }),
+      ])
+      // Switched to HS256, the same resource is taken.
+      api.apply(tenant('initech', [INITECH.host], INITECH, { jwt_algorithm: 'HS256' }))
+      await eventually(async () =>
+        expect((await passwordToken(cli.url, INITECH.host, INITECH)).status).toBe(200),
+      )
+    } finally {
+      await cli.stop()
+      api.remove('initech')
+    }
   })
 
   it('exits 1 before listening when the kubeconfig cannot be read', async () => {

@@ -22,3 +22,12 @@ const ISSUED_JTI = /^[\w-]{1,128}(?:\.[\w-]{1,128})?$/
 export function isIssuedJti(jti: unknown): jti is string {
   return typeof jti === 'string' && ISSUED_JTI.test(jti)
 }
+
+/**
+ * Whether `exp` is one Tessera writes: whole seconds (iat plus the lifetime) that stay an exact
+ * integer in milliseconds, the unit of the store. A larger or fractional one was signed by
+ * someone else holding an HS256 secret, and is never handed to the store.
+ */
+export function isIssuedExp(exp: unknown): exp is number {
+  return typeof exp === 'number' && Number.isSafeInteger(exp * 1000) && Number.isInteger(exp)
+}

@@ -1,4 +1,4 @@
-import type { ThrottleStore } from '../ports.js'
+import type { HeldAttempt, ThrottleStore } from '../ports.js'
 
 /**
  * A ThrottleStore in a Map, for the grants' unit tests (the real adapters and their contract
@@ -7,23 +7,30 @@ import type { ThrottleStore } from '../ports.js'
 export function memoryThrottle(): ThrottleStore {
   const windows = new Map<string, { count: number; resetAt: number }>()
   return {
-    reserveAttempt(key, { limit, now, windowMs }) {
-      const open = windows.get(key)
-      if (open && open.resetAt > now) {
-        if (open.count >= limit) return Promise.resolve({ granted: false, resetAt: open.resetAt })
-        open.count++
-        return Promise.resolve({ granted: true, resetAt: open.resetAt })
+    reserveAttempts(keys, { now, windowMs }) {
+      for (const { key, limit } of keys) {
+        const open = windows.get(key)
+        if (open && open.resetAt > now && open.count >= limit) {
+          return Promise.resolve({ granted: false, blocked: key, resetAt: open.resetAt })
+        }
       }
-      windows.set(key, { count: 1, resetAt: now + windowMs })
-      return Promise.resolve({ granted: true, resetAt: now + windowMs })
+      const held = keys.map(({ key }): HeldAttempt => {
+        const open = windows.get(key)
+        if (open && open.resetAt > now) {
+          open.count++
+          return { key, resetAt: open.resetAt }
+        }
+        windows.set(key, { count: 1, resetAt: now + windowMs })
+        return { key, resetAt: now + windowMs }
+      })
+      return Promise.resolve({ granted: true, held })
     },
-    releaseAttempt(key, resetAt) {
-      const open = windows.get(key)
-      if (open && open.resetAt === resetAt && open.count > 0) open.count--
-      return Promise.resolve()
-    },
-    clearAttempts(key) {
-      windows.delete(key)
+    settleAttempts({ clear, release }) {
+      for (const { key, resetAt } of release) {
+        const open = windows.get(key)
+        if (open && open.resetAt === resetAt && open.count > 0) open.count--
+      }
+      for (const key of clear) windows.delete(key)
       return Promise.resolve()
     },
   }

@@ -1,23 +1,61 @@
 import type {
   AuthorizationCodeRecord,
   FamilyIssue,
+  HeldAttempt,
   RefreshFamily,
+  Settlement,
+  ThrottleLimit,
   ThrottleWindow,
 } from '@tessera/grants'
 import { StoreError } from '../errors.js'
 
 /**
- * The window of `reserveAttempt`: integer epoch milliseconds, a positive integer length and
- * limit. Argument checks are shared by the adapters, so that all refuse the same misuse the same
- * way.
+ * The arguments of `reserveAttempts`: at least one key, no key twice (one attempt per key), each
+ * a well-formed string with a positive integer limit; integer epoch milliseconds and a positive integer
+ * length. Argument checks are shared by the adapters, so that all refuse the same misuse the
+ * same way.
  */
-export function checkThrottleWindow(method: string, window: ThrottleWindow): void {
+export function checkReservation(
+  method: string,
+  keys: readonly ThrottleLimit[],
+  window: ThrottleWindow,
+): void {
   checkTime(method, 'now', window.now)
   if (!(Number.isSafeInteger(window.windowMs) && window.windowMs > 0)) {
     throw new TypeError(`${method}: windowMs must be a positive integer number of milliseconds`)
   }
-  if (!(Number.isSafeInteger(window.limit) && window.limit > 0)) {
-    throw new TypeError(`${method}: limit must be a positive integer`)
+  if (!Array.isArray(keys) || keys.length === 0) {
+    throw new TypeError(`${method}: keys must be a non-empty array`)
+  }
+  const asked: readonly ThrottleLimit[] = keys
+  const seen = new Set<string>()
+  for (const { key, limit } of asked) {
+    // Well-formed, so that two distinct keys are two distinct rows (see checkText).
+    checkText(method, 'key', key)
+    if (seen.has(key)) throw new TypeError(`${method}: keys must be distinct`)
+    seen.add(key)
+    if (!(Number.isSafeInteger(limit) && limit > 0)) {
+      throw new TypeError(`${method}: limit must be a positive integer`)
+    }
+  }
+}
+
+/** The argument of `settleAttempts`: well-formed string keys, and integer epoch milliseconds. */
+export function checkSettlement(method: string, settlement: Settlement): void {
+  if (!Array.isArray(settlement.clear) || !Array.isArray(settlement.release)) {
+    throw new TypeError(`${method}: clear and release must be arrays`)
+  }
+  const clear: readonly string[] = settlement.clear
+  const release: readonly HeldAttempt[] = settlement.release
+  for (const key of clear) checkText(method, 'key', key)
+  // One attempt given back per key: a key given back twice would be one decrement on one adapter
+  // and two on another.
+  const given = new Set<string>()
+  for (const { key, resetAt } of release) {
+    checkText(method, 'key', key)
+    if (given.has(key)) throw new TypeError(`${method}: keys given back must be distinct`)
+    given.add(key)
+    checkTime(method, 'resetAt', resetAt)
   }
 }
 
@@ -131,6 +169,8 @@ export function checkMarkArgs(
 ): void {
   checkText(method, 'tenant', tenant)
   checkBoundedText(method, 'kind', kind, MARK_KIND_MAX)
+  // A kind is the caller's constant, stored as text; only the id may come from a client.
+  if (kind.includes('\u0000')) throw new TypeError(`${method}: kind must not contain U+0000`)
   checkBoundedText(method, 'id', id, MARK_ID_MAX)
   checkTime(method, 'now', now)
 }

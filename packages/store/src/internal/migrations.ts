@@ -12,7 +12,7 @@ export interface Migration {
 
 /**
  * The schema, oldest first. STRICT tables make SQLite refuse a value of the wrong type instead of
- * storing it silently. Codes and refresh tokens are kept as SHA-256 hashes only (DESIGN §8); an
+ * storing it silently. Codes and refresh tokens are kept as SHA-256 hashes only; an
  * optional field absent from a record is NULL, never a string. `claims` holds a JSON object.
  */
 export const MIGRATIONS: readonly Migration[] = [
@@ -119,7 +119,7 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
-    // The kids of deleted keys: a new key never takes one (DESIGN §6, verifiers cache by kid).
+    // The kids of deleted keys: a new key never takes one (verifiers cache keys by kid).
     version: 6,
     name: 'pruned_kids',
     sql: `

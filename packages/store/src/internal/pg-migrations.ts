@@ -28,7 +28,7 @@ export const MIGRATION_LOCK = 0x7465_7373_01
  * - a login transaction's `state`, a throttle `key` and a mark's `id` are BYTEA (UTF-8): they
  *   come from the client verbatim and may hold U+0000, which a PostgreSQL TEXT value cannot.
  *
- * Codes and refresh tokens are kept as SHA-256 hashes only (DESIGN §8).
+ * Codes and refresh tokens are kept as SHA-256 hashes only.
  */
 export const PG_MIGRATIONS: readonly PgMigration[] = [
   {
@@ -134,7 +134,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     `,
   },
   {
-    // The kids of deleted keys: a new key never takes one (DESIGN §6, verifiers cache by kid).
+    // The kids of deleted keys: a new key never takes one (verifiers cache keys by kid).
     version: 6,
     name: 'pruned_kids',
     sql: `

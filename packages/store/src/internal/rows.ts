@@ -15,6 +15,7 @@ const KeyRowSchema = z.object({
 })
 
 const WindowEndRowSchema = z.object({ reset_at: z.int() })
+const WindowRowSchema = z.object({ count: z.int(), reset_at: z.int() })
 
 function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -94,6 +95,13 @@ export function parsePrunedKidRow(row: unknown): string {
   const result = PrunedKidRowSchema.safeParse(row)
   if (!result.success) throw invalid('a pruned_kids row', result.error)
   return result.data.kid
+}
+
+/** A throttle row: how many attempts its window holds, and when it ends. */
+export function parseWindow(row: unknown): { count: number; resetAt: number } {
+  const result = WindowRowSchema.safeParse(row)
+  if (!result.success) throw invalid('a throttle row', result.error)
+  return { count: result.data.count, resetAt: result.data.reset_at }
 }
 
 /** The `reset_at` of a throttle row: when its window ends. */

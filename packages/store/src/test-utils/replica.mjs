@@ -1,7 +1,8 @@
 // One replica of the issuer for sqlite.test.ts: a separate process that opens the shared SQLite
 // file through the built package, says "ready", waits for "go" on stdin so that every replica
 // starts at once, races the others through COUNT redemptions, rotations, marks, secrets or
-// throttle reservations (one key, limit RESERVE_LIMIT), and prints its results as one JSON line.
+// throttle reservations (user u<i % 3>, limit 10, with one address, limit 25; the order of the two
+// keys alternates), and prints its results as one JSON line.
 //
 //   node replica.mjs FILE redeem|rotate|mark|secret|reserve COUNT WORKER
 import { once } from 'node:events'
@@ -11,7 +12,6 @@ import { openSqliteStore } from '../../dist/index.js'
 const [file, mode, countText, worker] = process.argv.slice(2)
 const count = Number(countText)
 const now = Date.UTC(2025, 2, 10, 9)
-const RESERVE_LIMIT = 25
 
 const store = await openSqliteStore(file)
 process.stdout.write('ready\n')
@@ -42,12 +42,14 @@ for (let i = 0; i < count; i++) {
   } else if (mode === 'secret') {
     results.push(await store.secrets.getOrCreateSecret(`secret-${i}`, `value-${i}-${worker}`))
   } else if (mode === 'reserve') {
-    const reservation = await store.throttle.reserveAttempt('user:acme:alice', {
-      limit: RESERVE_LIMIT,
-      now,
-      windowMs: 60_000,
-    })
-    results.push(reservation.granted)
+    const user = { key: `user:acme:u${i % 3}`, limit: 10 }
+    const address = { key: 'addr:192.0.2.1', limit: 25 }
+    const reservation = await store.throttle.reserveAttempts(
+      i % 2 === 0 ? [user, address] : [address, user],
+      { now, windowMs: 60_000 },
+    )
+    // Which user was granted, or -1.
+    results.push(reservation.granted ? i % 3 : -1)
   } else {
     const result = await store.refreshTokens.rotateRefreshToken(
       'acme',
