@@ -1,9 +1,10 @@
+import Router from '@koa/router'
 import type Koa from 'koa'
-import type { Context, Middleware } from 'koa'
+import type { Middleware } from 'koa'
 import type { Logger } from 'pino'
 import type { Registry } from 'prom-client'
 import { createKoaApp } from './app.js'
-import { HttpError } from './http/http-error.js'
+import { addRoutes, notFound } from './http/router.js'
 import { healthzRoute, metricsRoute, readyzRoute } from './routes/health.js'
 
 /** What the admin listener serves, built by the issuer and passed in. */
@@ -27,26 +28,16 @@ export interface AdminAppDeps {
  * admin.listen(9464, '127.0.0.1')
  */
 export function createAdminApp(deps: AdminAppDeps): Koa {
-  const routes = new Map<string, Middleware>([
-    ['/metrics', metricsRoute(deps.registry)],
-    ['/healthz', healthzRoute()],
-    ['/readyz', readyzRoute(deps)],
-  ])
-  const end = (): Promise<void> => Promise.resolve()
+  // The paths match exactly: this port is for machines, which send what they were given.
+  const router = new Router({ sensitive: true, strict: true })
+  addRoutes(router, '/metrics', { GET: metricsRoute(deps.registry) })
+  addRoutes(router, '/healthz', { GET: healthzRoute() })
+  addRoutes(router, '/readyz', { GET: readyzRoute(deps) })
+  const routes = router.routes() as Middleware
   return createKoaApp({
     // Scrapers and probes reach this port directly; no proxy header is believed here.
     trustProxy: false,
     logger: deps.logger,
-    handle: (ctx: Context) => {
-      // The paths match exactly: this port is for machines, which send what they were given.
-      const route = routes.get(ctx.path)
-      if (route === undefined) throw new HttpError(404, 'invalid_request', 'not found')
-      if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
-        throw new HttpError(405, 'invalid_request', 'method not allowed; use GET, HEAD', {
-          Allow: 'GET, HEAD',
-        })
-      }
-      return route(ctx, end) as unknown
-    },
+    handle: (ctx) => routes(ctx, notFound) as unknown,
   })
 }

@@ -131,8 +131,8 @@ function trustNearestProxy(app: Koa): void {
 /**
  * Builds the issuer's tenant-facing Koa app. No I/O happens here; the CLI calls `listen`.
  *
- * It routes with one lookup (`createRouter`), answers errors (`respondWithError`) and logs and
- * measures every request, errors included. Metrics are served by the admin app, on a listener
+ * It routes with @koa/router (`createRouter`), answers errors (`respondWithError`) and logs
+ * and measures every request, errors included. Metrics are served by the admin app, on a listener
  * of their own (`createAdminApp`).
  *
  * @example

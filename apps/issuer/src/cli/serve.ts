@@ -28,6 +28,12 @@ export async function serve(
   const settings = parseSettings(vars, mode)
   assertConfigExists(settings, vars, mode, mode)
   const logger = createLogger(settings.logLevel)
+  // A provider script may leave a promise of its own rejected (a timer or a request it started and
+  // dropped). Node's default would end the process, and every tenant with it, printing a reason
+  // that may quote the password the script was given: log its kind and where it came from only.
+  process.on('unhandledRejection', (reason) => {
+    logger.error(describeStray(reason), 'a promise was rejected and nothing handled it')
+  })
   if (devSecretGenerated) {
     logger.warn(
       'JWT_SECRET is not set: using a random secret for this process only. HS256 tokens will ' +
@@ -141,4 +147,12 @@ export async function serve(
 /** A listen address as the host part of a URL: IPv6 literals go in brackets. */
 function urlHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host
+}
+
+/** What may be logged of an unhandled rejection: its kind and call sites, never its message. */
+function describeStray(reason: unknown): { kind: string; at?: string[] } {
+  if (!(reason instanceof Error)) return { kind: typeof reason }
+  // The first line of a stack repeats the message; the frames name files and lines only.
+  const frames = (reason.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line))
+  return { kind: reason.name, at: frames.slice(0, 5).map((line) => line.trim()) }
 }

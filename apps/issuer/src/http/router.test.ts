@@ -1,3 +1,4 @@
+import type { RouterContext } from '@koa/router'
 import Koa from 'koa'
 import request from 'supertest'
 import { describe, expect, it } from 'vitest'
@@ -5,9 +6,9 @@ import type { TenantRegistry, TenantRuntime } from '../tenants.js'
 import { errorHandler } from './errors.js'
 import { createRouter } from './router.js'
 
-// The routing @koa/router gave the issuer, kept when one lookup replaced it: paths match
-// case-insensitively with or without one trailing slash, GET also answers HEAD, a known path
-// asked with another method is 405 with Allow, and an unknown host is 404 on every tenant path.
+// The issuer's routing: paths match case-insensitively with or without one trailing slash, GET
+// also answers HEAD, a known path asked with another method is 405 with Allow, and an unknown
+// host is 404 on every tenant path.
 const runtime = { tenant: { name: 'acme' } } as TenantRuntime
 const registry: TenantRegistry = {
   byHost: (host) => (host.split(':')[0] === 'acme.test' ? runtime : undefined),
@@ -43,6 +44,13 @@ function app(): Koa {
         '/.well-known/jwks.json': {
           GET: (ctx) => {
             ctx.body = { route: 'jwks' }
+          },
+        },
+        '/revoke': {
+          POST: (ctx) => {
+            // The context @koa/router builds: the route as registered, whatever the request's case.
+            const { routerPath, params } = ctx as typeof ctx & RouterContext
+            ctx.body = { routerPath, params }
           },
         },
       },
@@ -122,5 +130,25 @@ describe('createRouter', () => {
     }
     // Another method reaches the tenant routes, which have no such path.
     expect((await request(server).post('/healthz').set('Host', 'acme.test')).status).toBe(404)
+  })
+
+  it('answers any method Node accepts on a known path with 405, and on another path with 404', async () => {
+    for (const method of ['PROPFIND', 'PURGE', 'TRACE', 'MKCOL']) {
+      const known = await request(server)
+        .options('/token')
+        .set('Host', 'acme.test')
+        .use((req) => {
+          req.method = method
+        })
+      expect(known.status, method).toBe(405)
+      expect(known.headers.allow).toBe('POST')
+    }
+    const res = await request(server).options('/nope').set('Host', 'acme.test')
+    expect(res.status).toBe(404)
+  })
+
+  it('runs a handler with the context @koa/router builds', async () => {
+    const res = await request(server).post('/REVOKE/').set('Host', 'acme.test')
+    expect(res.body).toEqual({ routerPath: '/revoke', params: {} })
   })
 })

@@ -1,4 +1,5 @@
-import type { Context, Middleware, Next } from 'koa'
+import Router from '@koa/router'
+import type { Middleware, Next } from 'koa'
 import type { TenantRegistry } from '../tenants.js'
 import { HttpError } from './http-error.js'
 import type { TenantState } from './tenant.js'
@@ -16,69 +17,68 @@ export interface RouterOptions {
   tenant: Readonly<Record<string, RouteHandlers<TenantState>>>
 }
 
-interface TenantRoute {
-  handlers: RouteHandlers<TenantState>
-  /** The `Allow` header of a 405. */
-  allow: string
+/** The `Allow` header of a path's 405: its methods in the order given, HEAD right after GET. */
+function allowHeader<State>(handlers: RouteHandlers<State>): string {
+  return Object.keys(handlers)
+    .flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]))
+    .join(', ')
 }
 
-// Handlers answer and never call next: the router is the last middleware.
-const end: Next = () => Promise.resolve()
-
 /**
- * A path as the routes are looked up: paths match case-insensitively and with or without one
- * trailing slash, as @koa/router's defaults had them (`sensitive: false`, `strict: false`).
+ * Adds `handlers` at `path` to `router`, and a 405 with `Allow` for every other method there.
+ * The 405 comes last: handlers answer without calling `next`, so it runs only when none of
+ * them took the request's method. @koa/router's own `allowedMethods()` would answer OPTIONS
+ * with 200 and an unlisted method with 501, and without the JSON error body.
  */
-function routeKey(path: string): string {
-  const key = path.toLowerCase()
-  return key.length > 1 && key.endsWith('/') ? key.slice(0, -1) : key
+export function addRoutes<State>(
+  router: Router<State>,
+  path: string,
+  handlers: RouteHandlers<State>,
+): void {
+  for (const [method, handler] of Object.entries(handlers)) {
+    if (handler !== undefined) router.register(path, [method], handler)
+  }
+  const allow = allowHeader(handlers)
+  router.all(path, () => {
+    throw new HttpError(405, 'invalid_request', `method not allowed; use ${allow}`, {
+      Allow: allow,
+    })
+  })
+}
+
+/** The `next` of the last router: no route answered. */
+export const notFound: Next = () => {
+  throw new HttpError(404, 'invalid_request', 'not found')
 }
 
 /**
- * Dispatches a request with one lookup: an operational endpoint on any host; otherwise the
- * tenant served at `ctx.host` (the Host header, or the nearest proxy's X-Forwarded-Host when
+ * Dispatches a request with @koa/router (paths match case-insensitively, with or without one
+ * trailing slash: its defaults): an operational endpoint on any host; otherwise the tenant
+ * served at `ctx.host` (the Host header, or the nearest proxy's X-Forwarded-Host when
  * TRUST_PROXY counts proxies; see `createKoaApp`), resolved once, then its endpoint. An unknown
  * host gets the same 404 whatever it asks for, and learns nothing about the tenants that do
  * exist; a known path asked with another method gets 405 with `Allow`.
  */
 export function createRouter(options: RouterOptions): Middleware<Partial<TenantState>> {
-  const operational = new Map(
-    Object.entries(options.operational).map(([path, handler]) => [routeKey(path), handler]),
-  )
-  const tenantRoutes = new Map<string, TenantRoute>()
-  for (const [path, handlers] of Object.entries(options.tenant)) {
-    const methods = Object.keys(handlers)
-    if (handlers.GET !== undefined) methods.splice(methods.indexOf('GET') + 1, 0, 'HEAD')
-    tenantRoutes.set(routeKey(path), { handlers, allow: methods.join(', ') })
-  }
+  const operational = new Router()
+  for (const [path, handler] of Object.entries(options.operational)) operational.get(path, handler)
+  const tenant = new Router<TenantState>()
+  for (const [path, handlers] of Object.entries(options.tenant)) addRoutes(tenant, path, handlers)
+
+  // The routers add their fields (`params`, `router`, ...) to the context they are given.
+  const operationalRoutes = operational.routes() as Middleware
+  const tenantRoutes = tenant.routes() as Middleware<Partial<TenantState>>
   const { registry } = options
 
-  return (ctx: Context & { state: Partial<TenantState> }) => {
-    const key = routeKey(ctx.path)
-    const { method } = ctx
-    const get = method === 'GET' || method === 'HEAD'
-    const ops = get ? operational.get(key) : undefined
-    // Koa middleware are typed to return any; these return a promise or nothing.
-    if (ops !== undefined) return ops(ctx, end) as unknown
-
-    const { host } = ctx
-    const runtime = host ? registry.byHost(host) : undefined
-    if (runtime === undefined) {
-      throw new HttpError(404, 'invalid_request', 'no tenant is served at this host')
-    }
-    ctx.state.tenant = runtime
-    const route = tenantRoutes.get(key)
-    if (route === undefined) throw new HttpError(404, 'invalid_request', 'not found')
-    const handler = get
-      ? route.handlers.GET
-      : Object.hasOwn(route.handlers, method)
-        ? route.handlers[method as keyof RouteHandlers<TenantState>]
-        : undefined
-    if (handler === undefined) {
-      throw new HttpError(405, 'invalid_request', `method not allowed; use ${route.allow}`, {
-        Allow: route.allow,
-      })
-    }
-    return handler(ctx, end) as unknown
-  }
+  // Whatever the operational routes do not answer (another path or method) goes to the tenant.
+  return (ctx) =>
+    operationalRoutes(ctx, () => {
+      const { host } = ctx
+      const runtime = host ? registry.byHost(host) : undefined
+      if (runtime === undefined) {
+        throw new HttpError(404, 'invalid_request', 'no tenant is served at this host')
+      }
+      ctx.state.tenant = runtime
+      return tenantRoutes(ctx, notFound) as Promise<void>
+    }) as unknown
 }

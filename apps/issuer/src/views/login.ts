@@ -1,4 +1,4 @@
-import { escapeHtml, page } from './html.js'
+import { html, page } from './html.js'
 
 export interface LoginPageView {
   tenantName: string
@@ -13,17 +13,15 @@ export interface LoginPageView {
 /** The login form: plain HTML that works without JavaScript. */
 export function renderLoginPage(view: LoginPageView): string {
   const alert =
-    view.message === undefined
-      ? ''
-      : `<p class="alert" role="alert">${escapeHtml(view.message)}</p>\n`
+    view.message !== undefined && html`<p class="alert" role="alert">${view.message}</p>\n`
   return page(
     `Sign in · ${view.tenantName}`,
-    `<h1>Sign in</h1>
-<p class="context">to continue to <strong>${escapeHtml(view.clientName)}</strong> at <strong>${escapeHtml(view.tenantName)}</strong></p>
+    html`<h1>Sign in</h1>
+<p class="context">to continue to <strong>${view.clientName}</strong> at <strong>${view.tenantName}</strong></p>
 ${alert}<form method="post" action="/authorize">
-<input type="hidden" name="csrf_token" value="${escapeHtml(view.csrfToken)}">
+<input type="hidden" name="csrf_token" value="${view.csrfToken}">
 <label for="username">Username</label>
-<input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus value="${escapeHtml(view.username ?? '')}">
+<input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus value="${view.username ?? ''}">
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button>
@@ -35,8 +33,8 @@ ${alert}<form method="post" action="/authorize">
 export function renderErrorPage(description: string): string {
   return page(
     'Sign-in error',
-    `<h1>Cannot sign in</h1>
-<p class="alert" role="alert">${escapeHtml(description)}</p>
+    html`<h1>Cannot sign in</h1>
+<p class="alert" role="alert">${description}</p>
 <p class="context">Return to the application you came from and try again.</p>`,
   )
 }
@@ -45,7 +43,7 @@ export function renderErrorPage(description: string): string {
 export function renderUnavailablePage(): string {
   return page(
     'Sign-in unavailable',
-    `<h1>Try again later</h1>
+    html`<h1>Try again later</h1>
 <p class="alert" role="alert">The sign-in service did not answer in time, so your password was not checked.</p>
 <p class="context">Wait a moment, then return to the application you came from and sign in again.</p>`,
   )

@@ -162,6 +162,17 @@ describe('provider scripts that fail (issue #11)', { timeout: 120_000 }, () => {
       },
     )
 
+    it('outlives a provider that leaves a promise rejected, logging it without the password', async () => {
+      const from = issuer.logs.length
+      const res = await passwordGrant(issuer.url, 'dave', `stray-reject:${SECRET}`)
+      expect(res.status).toBe(400)
+      const line = await logLine(from, 'a promise was rejected and nothing handled it')
+      expect(JSON.stringify(line)).not.toContain(SECRET)
+      expect(line).toMatchObject({ kind: 'Error' })
+      expect((await passwordGrant(issuer.url, 'dave', 'dave-password')).status).toBe(200)
+      expect(issuer.child.exitCode).toBeNull()
+    })
+
     it('outlives a provider whose abort listeners throw when its call times out', async () => {
       const from = issuer.logs.length
       const res = await passwordGrant(issuer.url, 'carol', `abort-throw:${SECRET}`)
