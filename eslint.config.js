@@ -16,7 +16,7 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
-      // no-restricted-imports would also flag `import * as z`, the form STYLE.md asks for.
+      // no-restricted-imports would also flag `import * as z`, the form this repo uses for zod.
       'no-restricted-syntax': [
         'error',
         {

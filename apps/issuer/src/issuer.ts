@@ -23,7 +23,7 @@ const LOGIN_TTL_SECONDS = 600
 const PURGE_INTERVAL_MS = 10 * 60_000
 /**
  * How often every key ring re-reads the store: a `tessera keys rotate|revoke` run, or another
- * replica's rotation, reaches this process within this time (DESIGN §6: a short poll interval).
+ * replica's rotation, reaches this process within this time.
  * The same poll rotates keys older than KEY_ROTATION_DAYS and prunes keys past the grace.
  */
 export const KEY_POLL_INTERVAL_MS = 5_000

@@ -24,7 +24,7 @@ export interface TenantRegistry {
 }
 
 export interface TenantRuntimeOptions {
-  /** `https` in production, `http` in dev (DESIGN §5). */
+  /** The scheme of the tenants' issuer URLs: `https` in production, `http` in dev. */
   scheme: 'http' | 'https'
   jwtSecret: string | undefined
   accessTokenTtlSeconds: number

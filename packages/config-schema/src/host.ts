@@ -11,7 +11,7 @@
  * @example
  * normaliseHost('Acme.LOCALHOST:3000') // 'acme.localhost'
  * normaliseHost('[::1]:3000') // '[::1]'
- * @see DESIGN.md §3 (hosts are matched case-insensitively, the port ignored)
+ * @see docs/routing.md (tenants are chosen by Host, case-insensitively, the port ignored)
  * @see RFC 9110 §7.2 (Host header: uri-host [ ":" port ])
  */
 export function normaliseHost(host: string): string {

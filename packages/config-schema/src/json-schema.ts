@@ -28,7 +28,8 @@ type Json = string | number | boolean | null | Json[] | { [key: string]: Json }
  * @example
  * const crd = { ..., versions: [{ name: 'v1', served: true, storage: true,
  *   schema: { openAPIV3Schema: tenantResourceJsonSchema() } }] }
- * @see DESIGN.md §3 (resource form), §1 (deploy/kubernetes: CRD generated from config-schema)
+ * @see docs/kubernetes-source.md (the resource form)
+ * @see docs/deploy.md (regenerating the CRD in deploy/kubernetes)
  */
 export function tenantResourceJsonSchema(): Record<string, unknown> {
   const generated = z.toJSONSchema(TenantResourceSchema, { io: 'input', target: 'openapi-3.0' })

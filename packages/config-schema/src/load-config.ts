@@ -35,7 +35,7 @@ export type LoadConfigOptions = ParseConfigOptions
  *   console.error(error.message)
  *   process.exitCode = 1
  * }
- * @see DESIGN.md §2 (TESSERA_CONFIG), §3 (configuration)
+ * @see docs/settings.md (TESSERA_CONFIG)
  */
 export async function loadConfig(path: string, options: LoadConfigOptions): Promise<Tenant[]> {
   const found = await stat(path).catch((error: unknown) => error as NodeJS.ErrnoException)

@@ -5,12 +5,12 @@
  * @module
  */
 
-/** Grant types a client may list (DESIGN §3). */
+/** Grant types a client may list. */
 export const GRANT_TYPES = ['authorization_code', 'refresh_token', 'password'] as const
 /** One of {@link GRANT_TYPES}. */
 export type GrantType = (typeof GRANT_TYPES)[number]
 
-/** Access-token signing algorithms a tenant may choose (DESIGN §3, §5); HS256 is the default. */
+/** Access-token signing algorithms a tenant may choose; HS256 is the default. */
 export const JWT_ALGORITHMS = ['HS256', 'RS256'] as const
 /** One of {@link JWT_ALGORITHMS}. */
 export type JwtAlgorithm = (typeof JWT_ALGORITHMS)[number]
@@ -85,8 +85,6 @@ export class ConfigError extends Error {
  *
  * The path part is left out when empty, and the `:line` part when the line is 0 (settings read
  * from the environment: `environment: JWT_SECRET: must be at least 32 characters`).
- *
- * @see DESIGN.md §2 (one line per problem naming the file, the field path and what is wrong)
  */
 export function formatConfigIssue(issue: ConfigIssue): string {
   const where = issue.line > 0 ? `${issue.file}:${issue.line}` : issue.file

@@ -109,10 +109,10 @@ describe('parseConfig', () => {
     })
 
     it('resolves provider paths against the folder of the file', () => {
-      const parsed = parseOne(tenant({ providers: ['a.mjs', '../shared/b.mjs', '/opt/c.mjs'] }))
+      const parsed = parseOne(tenant({ providers: ['a.mjs', '../common/b.mjs', '/opt/c.mjs'] }))
       expect(parsed.providers).toEqual([
         resolve('tenants/a.mjs'),
-        resolve('shared/b.mjs'),
+        resolve('common/b.mjs'),
         '/opt/c.mjs',
       ])
     })

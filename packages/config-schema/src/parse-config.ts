@@ -70,7 +70,7 @@ export type ParseConfigResult =
  *   jwtSecret: process.env.JWT_SECRET,
  * })
  * if (!result.ok) console.error(result.issues.map(formatConfigIssue).join('\n'))
- * @see DESIGN.md §3 (configuration), §2 (JWT_SECRET), §5 (HS256 secrets)
+ * @see docs/settings.md (JWT_SECRET)
  */
 export function parseConfig(
   documents: readonly ConfigDocument[],

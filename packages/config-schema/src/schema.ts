@@ -1,7 +1,7 @@
 /**
- * zod schemas for the wire forms of a tenant (DESIGN §3). Field names keep the RFC and DESIGN
- * spelling (`client_id`, `grant_types`, `jwt_algorithm`); objects are strict, so a misspelt key is
- * an error instead of a silently ignored setting.
+ * zod schemas for the wire forms of a tenant. Field names are snake_case, as in the RFCs
+ * (`client_id`, `grant_types`, `jwt_algorithm`); objects are strict, so a misspelt key is an
+ * error instead of a silently ignored setting.
  *
  * The schemas check shapes and values only. What needs context (provider paths relative to the
  * file, `{env: VAR}` secrets, names and hosts unique across documents) is checked by
@@ -214,8 +214,6 @@ const TenantConfigSchema = strictObject({
 
 /**
  * A tenant in file form: `{ name, config: { hosts, jwt_algorithm, providers, ... } }`.
- *
- * @see DESIGN.md §3
  */
 export const TenantFileSchema = strictObject({
   name: TenantNameSchema,
@@ -227,7 +225,7 @@ export const TenantFileSchema = strictObject({
  * `metadata.name`, and the `config` keys of the file form under `spec`. `metadata` may carry any
  * other Kubernetes fields (namespace, labels, uid, ...), and a `status` is allowed and ignored.
  *
- * @see DESIGN.md §3
+ * @see docs/kubernetes-source.md
  */
 export const TenantResourceSchema = strictObject({
   apiVersion: z.literal('tessera.dev/v1'),

@@ -1,5 +1,7 @@
 /**
- * Settings read from the environment (each also a CLI flag), per DESIGN §2.
+ * Settings read from the environment (each also a CLI flag).
+ *
+ * @see docs/settings.md
  *
  * @module
  */
@@ -11,10 +13,10 @@ import { ConfigError } from './model.js'
 import type { ConfigIssue } from './model.js'
 
 /**
- * The environment variables {@link parseSettings} reads, in DESIGN §2 order, then the extras.
+ * The environment variables {@link parseSettings} reads, in the order of docs/settings.md.
  * The CLI maps each to a flag: `JWT_SECRET` ↔ `--jwt-secret`.
  *
- * @see DESIGN.md §2
+ * @see docs/settings.md
  */
 export const SETTING_NAMES = [
   'JWT_SECRET',
@@ -57,7 +59,7 @@ export type LogLevel = (typeof LOG_LEVELS)[number]
 /**
  * The issuer's settings, parsed and with defaults applied. Each property names its variable.
  *
- * @see DESIGN.md §2
+ * @see docs/settings.md
  */
 export interface Settings {
   /** JWT_SECRET: the HS256 secret, at least 32 characters. Unset: no HS256 tenant may load. */
@@ -228,7 +230,7 @@ function variable<Schema extends z.ZodType<unknown, string | undefined>>(schema:
  * `process.env` can be passed as is). Mode-dependent values (HOST, TESSERA_CONFIG) and
  * JWKS_GRACE_HOURS stay undefined when unset: {@link parseSettings} fills them in.
  *
- * @see DESIGN.md §2
+ * @see docs/settings.md
  */
 export const SettingsSchema = z.object({
   JWT_SECRET: variable(
@@ -314,7 +316,7 @@ export const SettingsSchema = z.object({
  * @example
  * const settings = parseSettings(process.env, 'start')
  * settings.port // 3000
- * @see DESIGN.md §2
+ * @see docs/settings.md
  */
 export function parseSettings(
   vars: Record<string, string | undefined>,
@@ -337,7 +339,7 @@ export function parseSettings(
   )
   const graceHours = SettingsSchema.shape.JWKS_GRACE_HOURS.safeParse(input.JWKS_GRACE_HOURS)
   const floor = tokenHours.success ? 2 * tokenHours.data : undefined
-  // Retired keys must outlive every token they signed (DESIGN §2, §6).
+  // Retired keys must outlive every token they signed.
   if (
     floor !== undefined &&
     graceHours.success &&

@@ -35,7 +35,8 @@ export interface IssuedAccessToken {
 }
 
 /**
- * Mints an access token with the claims of DESIGN §5, identical under HS256 and RS256.
+ * Mints an access token (`iss`, `sub`, `aud`, `exp`, `iat`, `jti`, `client_id`, `scope`,
+ * plus the provider's claims that do not clash), identical under HS256 and RS256.
  *
  * @see https://www.rfc-editor.org/rfc/rfc9068
  */

@@ -28,7 +28,11 @@ export interface TenantContext {
   accessTokenTtlSeconds: number
 }
 
-/** Limits for failed password checks (DESIGN §4). */
+/**
+ * Limits for failed password checks.
+ *
+ * @see docs/throttling.md
+ */
 export interface ThrottlePolicy {
   maxFailuresPerUser: number
   maxFailuresPerAddress: number

@@ -24,7 +24,7 @@ export function randomToken(): string {
 // inputs this short. @types/node declares it on every Node 20; older 20.x lack it at runtime.
 const oneShot = typeof crypto.hash === 'function' ? crypto.hash : undefined
 
-/** Hex SHA-256: how codes, refresh tokens and CSRF tokens are stored (DESIGN §8). */
+/** Hex SHA-256: how codes, refresh tokens and CSRF tokens are stored. */
 export function sha256Hex(value: string): string {
   return oneShot === undefined
     ? crypto.createHash('sha256').update(value).digest('hex')

@@ -34,7 +34,7 @@ export async function passwordGrant(
   )
   if (user === null) throw new OAuthError('invalid_grant', 'invalid username or password')
 
-  // RFC 6749 §4.3.3 allows a refresh token here; DESIGN §4 never gives one for this grant.
+  // RFC 6749 §4.3.3 allows a refresh token here; Tessera never gives one for this grant.
   return issueTokenResponse(
     { sub: user.sub, clientId: client.clientId, scopes, claims: user.claims },
     undefined,

@@ -86,7 +86,7 @@ export interface UserAuthenticator {
 /** Injectable time source (epoch milliseconds). */
 export type Clock = () => number
 
-/** An authorization code as stored: only the SHA-256 of the code itself is kept (DESIGN §8). */
+/** An authorization code as stored: only the SHA-256 of the code itself is kept. */
 export interface AuthorizationCodeRecord {
   /** Hex SHA-256 of the code. */
   codeHash: string

@@ -18,7 +18,7 @@ function mediaType(contentType: string | undefined): string {
 
 /**
  * Parses a token-endpoint body, form-encoded or JSON, into one flat parameter set, so that both
- * encodings behave identically (DESIGN §4). Throws `invalid_request` for anything else.
+ * encodings behave identically. Throws `invalid_request` for anything else.
  *
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-3.2 — parameters sent without a value are
  *   treated as omitted, and request parameters must not be included more than once.

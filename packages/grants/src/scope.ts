@@ -5,7 +5,7 @@ const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/
 
 /**
  * The scopes a request gets: all of `allowed` when none are asked for, else exactly the ones
- * asked for, each of which must be allowed (scope narrows, never widens: DESIGN §4).
+ * asked for, each of which must be allowed (scope narrows, never widens).
  *
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-3.3
  */

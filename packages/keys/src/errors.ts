@@ -1,6 +1,6 @@
 /** Stable codes of {@link KeyError}; switch on these, never on the message. */
 export type KeyErrorCode =
-  /** An HS256 or key-encryption secret shorter than 32 characters (DESIGN §2). */
+  /** An HS256 or key-encryption secret shorter than 32 characters. */
   | 'ERR_SECRET_TOO_SHORT'
   /** A stored key that does not parse or import: corrupted row, mismatched halves, bad JWK. */
   | 'ERR_KEY_INVALID'

@@ -29,7 +29,7 @@ export interface PublicationOptions {
 /**
  * Whether a stored key belongs in the JWKS at `now`: active keys, and retired keys for `graceMs`
  * after they stopped signing, so that tokens they signed verify until they expire. Revoked keys
- * never (DESIGN §6).
+ * never.
  */
 export function isPublished(key: StoredKey, { now, graceMs }: PublicationOptions): boolean {
   if (key.state === 'active') return true

@@ -118,8 +118,7 @@ function checkOptions(options: LoadKeyRingOptions): void {
 }
 
 /**
- * Loads the key ring of one tenant, creating, rotating, retiring and pruning keys as needed
- * (DESIGN §6).
+ * Loads the key ring of one tenant, creating, rotating, retiring and pruning keys as needed.
  *
  * - RS256: the newest active key signs. With none, a key for today's UTC date is created; with
  *   `rotateOnRestart` and an active key from an earlier date, or with `rotationMs` and an active
@@ -282,7 +281,7 @@ class TenantKeyRing implements KeyRing {
     return rotationMs !== undefined && now - active.createdAt >= rotationMs
   }
 
-  /** Encrypts the keys stored before KEY_ENCRYPTION_SECRET was set (DESIGN §6). */
+  /** Encrypts the keys stored before KEY_ENCRYPTION_SECRET was set. */
   async #encryptPlaintext(current: TenantKeys): Promise<void> {
     for (const key of current.keys) {
       if (isSealed(key.privateKey)) continue

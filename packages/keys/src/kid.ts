@@ -1,5 +1,5 @@
 /**
- * The key id of a key generated at `epochMs`: its UTC date, `YYYY-MM-DD` (DESIGN §6).
+ * The key id of a key generated at `epochMs`: its UTC date, `YYYY-MM-DD`.
  *
  * @param epochMs - epoch milliseconds
  * @example

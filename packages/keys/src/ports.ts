@@ -4,7 +4,7 @@
  * @module
  */
 
-/** Lifecycle state of a stored key (DESIGN §6). */
+/** Lifecycle state of a stored key. */
 export type KeyState = 'active' | 'retired' | 'revoked'
 
 /** One RS256 key pair as persisted. */
@@ -67,7 +67,7 @@ export interface KeyStore {
   /**
    * The kids of the tenant's deleted keys. New kids are chosen past these as well as past the
    * stored ones, so a kid never names two different keys, even after the first was pruned
-   * (DESIGN §6: verifiers cache keys by kid).
+   * (verifiers cache keys by kid).
    */
   listPrunedKids(tenant: string): Promise<string[]>
 }

@@ -39,7 +39,7 @@ function checkTenant(fn: string, tenant: unknown, store: unknown, now: unknown):
  * the previous active one(s) with `retiredAt` = now, so they stay in the JWKS for the grace.
  *
  * The kid is today's UTC date, or `YYYY-MM-DD.N` one past the highest of that date the tenant
- * has ever had, pruned keys included: a kid is never reused (DESIGN §6). The insert is
+ * has ever had, pruned keys included: a kid is never reused. The insert is
  * insert-if-absent, so rotations racing in several processes converge on one key. Running
  * issuers pick the new key up on their next {@link KeyRing.reload}.
  *

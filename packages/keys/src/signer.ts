@@ -3,7 +3,7 @@ import type { JWTPayload } from 'jose'
 import { KeyError } from './errors.js'
 import { signClaims } from './internal/sign-claims.js'
 
-/** The JWS algorithms a tenant can sign with (DESIGN §5). */
+/** The JWS algorithms a tenant can sign with. */
 export type SigningAlgorithm = 'HS256' | 'RS256'
 
 /** A signed compact JWT and, for RS256, the kid in its header. */
@@ -25,7 +25,7 @@ export interface TokenSigner {
   sign(claims: JWTPayload): Promise<SignedToken>
 }
 
-/** The shortest HS256 secret accepted (DESIGN §2): 32 characters. */
+/** The shortest HS256 secret accepted: 32 characters. */
 export const MIN_SECRET_LENGTH = 32
 
 /**
@@ -54,7 +54,7 @@ export function createHs256Signer(secret: string): TokenSigner {
   }
   // A KeyObject made once: jose would import raw bytes again on every call. With a KeyObject,
   // jose's Node build signs with node:crypto's HMAC synchronously, which measured 2.6 times the
-  // rate of WebCrypto's asynchronous HMAC (DESIGN's benchmark, `pnpm bench`).
+  // rate of WebCrypto's asynchronous HMAC (`pnpm bench`).
   const key = createSecretKey(Buffer.from(secret, 'utf8'))
   const header = { alg: 'HS256', typ: 'JWT' }
   return {

@@ -2,7 +2,7 @@ import type { Middleware } from 'koa'
 import type { TenantState } from '../http/tenant.js'
 
 /**
- * GET /.well-known/jwks.json: the tenant's published public keys (DESIGN §6). Short caching
+ * GET /.well-known/jwks.json: the tenant's published public keys. Short caching
  * lets verifiers and proxies share a copy without delaying a rotation by much.
  */
 export function jwksRoute(): Middleware<TenantState> {

@@ -198,7 +198,7 @@ interface WatchOutcome {
 export function createKubernetesSource(options: KubernetesSourceOptions): TenantSource {
   const { logger, namespace } = options
   const providerDirectory = resolve(options.providerDirectory)
-  // Both checked before either throws: every problem is reported at once (DESIGN §2).
+  // Both checked before either throws: every problem is reported at once.
   const issues: ConfigIssue[] = []
   const collect = <T>(read: () => T): T | undefined => {
     try {

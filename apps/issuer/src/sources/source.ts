@@ -28,7 +28,7 @@ export interface TenantTarget {
 export interface TenantSource {
   /**
    * Whether the issuer may listen before the first configuration is applied. `files` does not:
-   * a bad configuration stops the start (DESIGN §2). `kubernetes` does, with /readyz answering
+   * a bad configuration stops the start. `kubernetes` does, with /readyz answering
    * 503 until the first list of Tenant resources is applied.
    */
   readonly listenBeforeLoaded: boolean

@@ -1,5 +1,5 @@
 /**
- * Several replicas on one PostgreSQL (issue #6, DESIGN §6 and §8): real `tessera dev` processes
+ * Several replicas on one PostgreSQL (issue #6): real `tessera dev` processes
  * on different ports sharing a database created for this file, exercised over HTTP on loopback.
  */
 import { join } from 'node:path'

@@ -26,7 +26,7 @@ export const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/
 /** A portable environment variable name. */
 export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 
-/** HS256 secrets, JWT_SECRET and per-tenant ones alike (DESIGN §2, §5). */
+/** HS256 secrets, JWT_SECRET and per-tenant ones alike. */
 export const MIN_SECRET_LENGTH = 32
 
 export const TenantNameSchema = z

@@ -99,7 +99,7 @@ export function checkRules(facts: readonly TenantFacts[], jwtSecret: string | un
       }
     }
 
-    // Hosts are compared without the port, as the Host header is matched (DESIGN §3). Repeats
+    // Hosts are compared without the port, as the Host header is matched. Repeats
     // within one tenant are the schema's business.
     for (const { host, path } of tenant.hosts) {
       const first = hosts.get(host)
@@ -128,7 +128,7 @@ export function checkRules(facts: readonly TenantFacts[], jwtSecret: string | un
       }
     }
 
-    // HS256 signs with JWT_SECRET unless the tenant names its own secret (DESIGN §5).
+    // HS256 signs with JWT_SECRET unless the tenant names its own secret.
     if (tenant.algorithm === 'HS256' && !tenant.ownSecret) {
       const problem =
         jwtSecret === undefined || jwtSecret === ''

@@ -11,7 +11,7 @@ import { loadConfig } from '../load-config.js'
 import type { LoadConfigOptions } from '../load-config.js'
 import { ConfigError, formatConfigIssue } from '../model.js'
 
-/** A secret long enough for HS256 (DESIGN §2: at least 32 characters). */
+/** A secret long enough for HS256 (at least 32 characters). */
 export const JWT_SECRET = 'an-hs256-secret-of-32-characters'
 
 /** Options with a valid JWT_SECRET and an empty environment. */

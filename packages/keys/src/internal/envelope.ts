@@ -3,8 +3,8 @@ import { KeyError } from '../errors.js'
 import { MIN_SECRET_LENGTH } from '../signer.js'
 
 /**
- * Private keys at rest (DESIGN §6, KEY_ENCRYPTION_SECRET): AES-256-GCM envelopes in a versioned
- * text format, `enc:v1:<salt>.<iv>.<ciphertext>.<tag>`, each part base64url.
+ * Private keys at rest (KEY_ENCRYPTION_SECRET, see docs/data-at-rest.md): AES-256-GCM envelopes
+ * in a versioned text format, `enc:v1:<salt>.<iv>.<ciphertext>.<tag>`, each part base64url.
  *
  * - The AES key is HKDF-SHA256 of the secret with a fresh 16-byte salt per envelope, so no two
  *   envelopes share a key and a 96-bit random IV can never repeat under one. HKDF, not a password

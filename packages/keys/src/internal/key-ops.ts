@@ -35,7 +35,7 @@ export function checkPrivateKeysOpen(keys: readonly StoredKey[], cipher: KeyCiph
 /**
  * Makes a new active key: the next free kid of today's date (past every stored and pruned kid),
  * inserted if absent. When another process inserted that kid first, its key is used instead, so
- * that every replica signs with and publishes the same one (DESIGN §6).
+ * that every replica signs with and publishes the same one.
  *
  * @returns the active key as stored (private part sealed) and the tenant's keys including it
  */
