@@ -54,6 +54,7 @@ describe('the published tarball', () => {
       .sort()
     expect(files).toContain('package/dist/index.d.ts')
     expect(files).toContain('package/dist/koa.js')
+    expect(files).toContain('package/LICENSE')
     expect(
       files.filter(
         (f) =>

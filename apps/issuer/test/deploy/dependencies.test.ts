@@ -5,6 +5,7 @@ import { REPO } from './manifests.js'
 
 interface PackageJson {
   name: string
+  license?: string
   types?: string
   typings?: string
   exports?: unknown
@@ -88,5 +89,16 @@ describe('package.json dependencies', () => {
     expect(Object.keys(issuer.json.dependencies ?? {})).toContain('@koa/router')
     const router = readFileSync(join(issuer.dir, 'src/http/router.ts'), 'utf8')
     expect(importedPackages(router)).toContain('@koa/router')
+  })
+})
+
+describe('licensing (#12)', () => {
+  it('ships an MIT LICENSE, named by the root and every package, and packed with the verifier', () => {
+    expect(readFileSync(join(REPO, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n/)
+    expect(readJson(join(REPO, 'package.json')).license).toBe('MIT')
+    for (const { dir, json } of workspace) expect([dir, json.license]).toEqual([dir, 'MIT'])
+    expect(readFileSync(join(REPO, 'packages/verifier/LICENSE'), 'utf8')).toBe(
+      readFileSync(join(REPO, 'LICENSE'), 'utf8'),
+    )
   })
 })

@@ -121,6 +121,21 @@ describe('tessera CLI', () => {
       expect(payload).toMatchObject({ name: 'Alice Liddell', scope: 'orders:read orders:write' })
       const jwks = await send(url, { path: '/.well-known/jwks.json', host: 'globex.localhost' })
       expect((jwks.json as { keys: unknown[] }).keys).toHaveLength(1)
+      // Issue #12: the login page names the example app by its client_name, not its UUID.
+      const query = new URLSearchParams({
+        response_type: 'code',
+        client_id: 'bf2d7604-7f24-4538-b46f-140f16693256',
+        redirect_uri: 'http://localhost:8081/callback',
+        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+        code_challenge_method: 'S256',
+      })
+      const login = await send(url, {
+        path: `/authorize?${query.toString()}`,
+        host: 'acme.localhost:3000',
+      })
+      expect(login.status).toBe(200)
+      expect(login.text).toContain('Acme web app')
+      expect(login.text).not.toContain('bf2d7604-7f24-4538-b46f-140f16693256')
     } finally {
       child.kill('SIGTERM')
     }
