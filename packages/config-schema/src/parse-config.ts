@@ -150,6 +150,11 @@ function toTenant(
       const secret = resolved.clientSecrets.get(index)
       if (secret !== undefined) normalised.clientSecret = secret
       if (client.client_name !== undefined) normalised.name = client.client_name
+      if (client.token_endpoint_auth_method !== undefined) {
+        normalised.tokenEndpointAuthMethod = client.token_endpoint_auth_method
+      }
+      if (client.jwks !== undefined) normalised.jwks = client.jwks as Client['jwks']
+      if (client.jwks_uri !== undefined) normalised.jwksUri = client.jwks_uri
       return normalised
     }),
     source,

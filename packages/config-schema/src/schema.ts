@@ -18,6 +18,12 @@ import {
   SCOPE_TOKEN,
   TenantNameSchema,
 } from './internal/fields.js'
+import {
+  checkClientAuthentication,
+  ClientJwksSchema,
+  JwksUriSchema,
+  TokenEndpointAuthMethodSchema,
+} from './internal/client-keys.js'
 import { GRANT_TYPES, INTROSPECTION_SCOPES, JWT_ALGORITHMS } from './model.js'
 import type { GrantType } from './model.js'
 
@@ -87,6 +93,9 @@ const RedirectUriSchema = z.string().superRefine((uri, ctx) => {
   }
 })
 
+// The fields the client-authentication rules read: they run only once each of these is valid.
+const AUTH_FIELDS = new Set(['client_secret', 'token_endpoint_auth_method', 'jwks', 'jwks_uri'])
+
 const DEFAULT_GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refresh_token']
 
 /**
@@ -94,10 +103,12 @@ const DEFAULT_GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refres
  *
  * Defaults: `grant_types` [authorization_code, refresh_token], `redirect_uris` [], `scopes` [],
  * `introspection` own. `redirect_uris` must be non-empty when `grant_types` includes
- * authorization_code; `introspection: tenant` needs a `client_secret`.
+ * authorization_code; `introspection: tenant` needs a `client_secret` or private_key_jwt;
+ * private_key_jwt needs `jwks` or `jwks_uri` and no `client_secret`.
  *
  * @see RFC 6749 §2 (clients), §3.1.2 (redirection endpoint), §3.3 (scope)
  * @see RFC 7662 §2.1 (who may introspect)
+ * @see RFC 7523 §2.2, RFC 7591 §2 (private_key_jwt, jwks, jwks_uri)
  */
 export const ClientSchema = strictObject({
   client_id: ClientIdSchema.describe('UUID of the client (any version)'),
@@ -141,6 +152,15 @@ export const ClientSchema = strictObject({
     .describe(
       'Tokens the client may introspect: own (issued to it) or tenant (all, for a resource server)',
     ),
+  token_endpoint_auth_method: TokenEndpointAuthMethodSchema.optional().describe(
+    'The only way the client may authenticate; default: client_secret_basic or client_secret_post with a client_secret, none without',
+  ),
+  jwks: ClientJwksSchema.optional().describe(
+    'Public keys (a JWK Set) that verify the client assertions of a private_key_jwt client',
+  ),
+  jwks_uri: JwksUriSchema.optional().describe(
+    'URL of the JWK Set of a private_key_jwt client (https; http for loopback hosts only)',
+  ),
 })
   .superRefine(
     (client, ctx) => {
@@ -163,14 +183,27 @@ export const ClientSchema = strictObject({
         ),
     },
   )
+  .superRefine(checkClientAuthentication, {
+    when: (payload) =>
+      payload.issues.every(
+        (issue) =>
+          issue.path === undefined ||
+          issue.path.length === 0 ||
+          !AUTH_FIELDS.has(String(issue.path[0])),
+      ),
+  })
   .superRefine(
     (client, ctx) => {
       // RFC 7662 §2.1: the introspection endpoint needs client authentication, which a public
-      // client cannot give; a resource server that introspects must hold a secret.
-      if (client.introspection === 'tenant' && client.client_secret === undefined) {
+      // client cannot give; a resource server that introspects must hold a secret or a key.
+      const confidential =
+        client.client_secret !== undefined ||
+        client.token_endpoint_auth_method === 'private_key_jwt'
+      if (client.introspection === 'tenant' && !confidential) {
         ctx.addIssue({
           code: 'custom',
-          message: 'tenant needs a client_secret: a public client cannot introspect',
+          message:
+            'tenant needs a client_secret or private_key_jwt: a public client cannot introspect',
           path: ['introspection'],
         })
       }
@@ -181,7 +214,7 @@ export const ClientSchema = strictObject({
           (issue) =>
             issue.path === undefined ||
             issue.path.length === 0 ||
-            (issue.path[0] !== 'introspection' && issue.path[0] !== 'client_secret'),
+            (issue.path[0] !== 'introspection' && !AUTH_FIELDS.has(String(issue.path[0]))),
         ),
     },
   )
