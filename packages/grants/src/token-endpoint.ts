@@ -32,7 +32,11 @@ export async function handleTokenRequest(
   if (!KNOWN_GRANTS.has(grantType)) {
     throw new OAuthError('unsupported_grant_type', 'unsupported grant_type')
   }
-  const { client } = authenticateClient(input.params, input.authorization, tenant.clients)
+  const { client } = await authenticateClient(
+    { params: input.params, authorization: input.authorization, endpoint: 'token' },
+    tenant,
+    deps,
+  )
   switch (grantType) {
     case 'authorization_code':
       return authorizationCodeGrant(input.params, client, tenant, deps)
