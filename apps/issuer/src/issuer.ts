@@ -8,6 +8,8 @@ import type { Store } from '@tessera/store'
 import type Koa from 'koa'
 import type { Logger } from 'pino'
 import { createAdminApp } from './admin.js'
+import { createClientKeys } from './client-keys/client-keys.js'
+import type { ClientJwksOptions } from './client-keys/client-keys.js'
 import { createApp } from './app.js'
 import { keyEncryptionIssue } from './key-encryption.js'
 import { createMetrics } from './metrics.js'
@@ -45,6 +47,8 @@ export interface IssuerOptions {
   watch?: boolean
   /** Where tenants come from; default: the source TESSERA_CONFIG_SOURCE names. */
   source?: TenantSource
+  /** How private_key_jwt clients' `jwks_uri` key sets are fetched and cached (defaults apply). */
+  clientJwks?: Partial<ClientJwksOptions>
 }
 
 /** A composed issuer: the app plus what must be closed on shutdown. */
@@ -179,6 +183,7 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
         refreshTokens: store.refreshTokens,
         marks: store.marks,
         secrets: store.secrets,
+        clientKeys: createClientKeys(logger, clock, options.clientJwks),
         codeTtlSeconds: settings.authorizationCodeTtlSeconds,
         refreshTokenTtlSeconds: Math.round(settings.refreshTokenExpirationHours * 3600),
         loginTtlSeconds: LOGIN_TTL_SECONDS,

@@ -16,7 +16,7 @@ export const CLIENT_ASSERTION_CLOCK_TOLERANCE_SECONDS = 30
 export const MAX_CLIENT_ASSERTION_LIFETIME_SECONDS = 300
 
 /** An assertion is a few hundred bytes (ES256) to a couple of KiB (RSA with x5c-less headers). */
-const MAX_ASSERTION_LENGTH = 8192
+export const MAX_CLIENT_ASSERTION_LENGTH = 8192
 
 /** The mark kind under which the `jti` of every accepted assertion is kept until its `exp`. */
 const JTI_MARK = 'client-assertion'
@@ -51,8 +51,8 @@ export async function verifyClientAssertion(
   client: Client,
   check: ClientAssertionCheck,
 ): Promise<void> {
-  if (assertion.length > MAX_ASSERTION_LENGTH) {
-    throw fail(`client_assertion is longer than ${MAX_ASSERTION_LENGTH} characters`)
+  if (assertion.length > MAX_CLIENT_ASSERTION_LENGTH) {
+    throw fail(`client_assertion is longer than ${MAX_CLIENT_ASSERTION_LENGTH} characters`)
   }
   let payload: JWTPayload
   try {

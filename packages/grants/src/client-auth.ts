@@ -1,7 +1,11 @@
 import { timingSafeEqual } from 'node:crypto'
 import type { Client } from '@tessera/config-schema'
 import { decodeJwt } from 'jose'
-import { CLIENT_ASSERTION_TYPE, verifyClientAssertion } from './client-assertion.js'
+import {
+  CLIENT_ASSERTION_TYPE,
+  MAX_CLIENT_ASSERTION_LENGTH,
+  verifyClientAssertion,
+} from './client-assertion.js'
 import type { GrantDeps, TenantContext } from './context.js'
 import { sha256 } from './crypto.js'
 import { OAuthError } from './errors.js'
@@ -100,6 +104,10 @@ async function authenticateByAssertion(
   deps: ClientAuthDeps,
 ): Promise<AuthenticatedClient> {
   const fail = (description: string): OAuthError => new OAuthError('invalid_client', description)
+  // Checked before anything decodes it: a huge assertion costs nothing but this comparison.
+  if (assertion.length > MAX_CLIENT_ASSERTION_LENGTH) {
+    throw fail(`client_assertion is longer than ${MAX_CLIENT_ASSERTION_LENGTH} characters`)
+  }
   let sub: unknown
   try {
     sub = decodeJwt(assertion).sub
