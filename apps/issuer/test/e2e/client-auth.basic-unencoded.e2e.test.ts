@@ -70,7 +70,7 @@ describe('HTTP Basic without form-encoding', () => {
   it('refuses what matches in neither form, with a Basic challenge', async () => {
     for (const [index, wrong] of [
       'Zm9v YmFy/YmF6 cXV4==',
-      '100%25-sure',
+      '100%-sure!',
       'a+b',
       'user',
     ].entries()) {
