@@ -161,7 +161,7 @@ describe('parseConfig: client authentication fields', () => {
   })
 
   it('needs distinct kids when there are several keys, and refuses a huge set', () => {
-    const { kid: _kid, ...anonymous } = EC
+    const anonymous = { ...EC, kid: undefined }
     expect(
       problems({ token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [RSA, anonymous] } }),
     ).toEqual(['jwks.keys.1.kid: is required when jwks holds several keys'])

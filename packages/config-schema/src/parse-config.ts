@@ -153,7 +153,7 @@ function toTenant(
       if (client.token_endpoint_auth_method !== undefined) {
         normalised.tokenEndpointAuthMethod = client.token_endpoint_auth_method
       }
-      if (client.jwks !== undefined) normalised.jwks = client.jwks as Client['jwks']
+      if (client.jwks !== undefined) normalised.jwks = client.jwks
       if (client.jwks_uri !== undefined) normalised.jwksUri = client.jwks_uri
       return normalised
     }),

@@ -52,7 +52,7 @@ function usableKeys(document: z.infer<typeof JwksDocumentSchema>): JSONWebKeySet
       (key.use === undefined || key.use === 'sig') &&
       PRIVATE_MEMBERS.every((member) => !(member in key)),
   )
-  return { keys } as JSONWebKeySet
+  return { keys }
 }
 
 /**
@@ -120,7 +120,7 @@ class RemoteKeySet {
       const jwks = usableKeys(document.data)
       if (jwks.keys.length === 0) throw new Error('the JWK Set holds no usable public key')
       const local = createLocalJWKSet(jwks)
-      this.#set = { keys: (header) => local(header) as Promise<KeyLike>, fetchedAt: this.now() }
+      this.#set = { keys: (header) => local(header), fetchedAt: this.now() }
       this.logger.info(
         {
           jwks_uri: this.uri,
@@ -162,7 +162,7 @@ export function createClientKeys(
         let keys = inline.get(client)
         if (keys === undefined) {
           const local = createLocalJWKSet(client.jwks as JSONWebKeySet)
-          keys = (h) => local(h) as Promise<KeyLike>
+          keys = (h) => local(h)
           inline.set(client, keys)
         }
         return keys(header)

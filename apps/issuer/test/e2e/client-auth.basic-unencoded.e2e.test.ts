@@ -68,12 +68,7 @@ describe('HTTP Basic without form-encoding', () => {
   })
 
   it('refuses what matches in neither form, with a Basic challenge', async () => {
-    for (const [index, wrong] of [
-      'Zm9v YmFy/YmF6 cXV4==',
-      '100%-sure!',
-      'a+b',
-      'user',
-    ].entries()) {
+    for (const [index, wrong] of ['Zm9v YmFy/YmF6 cXV4==', '100%-sure!', 'a+b', 'user'].entries()) {
       const res = await revoke(rawBasic(clientId(index), wrong))
       expect(res, wrong).toMatchObject({ status: 401, json: { error: 'invalid_client' } })
       expect(res.headers['www-authenticate']).toMatch(/^Basic /)

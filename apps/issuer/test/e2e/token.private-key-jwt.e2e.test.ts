@@ -240,12 +240,13 @@ config:
       host: HOST,
     })
     const algs = ['RS256', 'ES256', 'PS256']
+    const withKeys: unknown = expect.arrayContaining(['private_key_jwt'])
     expect(res.json).toMatchObject({
-      token_endpoint_auth_methods_supported: expect.arrayContaining(['private_key_jwt']),
+      token_endpoint_auth_methods_supported: withKeys,
       token_endpoint_auth_signing_alg_values_supported: algs,
-      revocation_endpoint_auth_methods_supported: expect.arrayContaining(['private_key_jwt']),
+      revocation_endpoint_auth_methods_supported: withKeys,
       revocation_endpoint_auth_signing_alg_values_supported: algs,
-      introspection_endpoint_auth_methods_supported: expect.arrayContaining(['private_key_jwt']),
+      introspection_endpoint_auth_methods_supported: withKeys,
       introspection_endpoint_auth_signing_alg_values_supported: algs,
     })
   })

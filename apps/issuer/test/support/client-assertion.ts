@@ -4,7 +4,7 @@ import { createServer } from 'node:http'
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import { join } from 'node:path'
 import { exportJWK, generateKeyPair, SignJWT } from 'jose'
-import type { JWK, JWTPayload, KeyLike } from 'jose'
+import type { JWK, KeyLike } from 'jose'
 import { FIXTURES } from './issuer.js'
 
 export const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer'
@@ -44,7 +44,7 @@ export function assertion(
     ...claims,
   }
   for (const name of Object.keys(payload)) if (payload[name] === undefined) delete payload[name]
-  return new SignJWT(payload as JWTPayload)
+  return new SignJWT(payload)
     .setProtectedHeader({ alg: key.alg, kid: key.kid, ...header })
     .sign(key.privateKey)
 }
