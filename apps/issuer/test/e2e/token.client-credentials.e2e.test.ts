@@ -137,6 +137,13 @@ describe('POST /token (client_credentials)', () => {
     })
   })
 
+  it('names the client as configured, whatever the case of the client_id sent', async () => {
+    const res = await serviceToken({ client_id: BILLING.id.toUpperCase() })
+    expect(res.status).toBe(200)
+    const payload = decodeJwt((res.json as { access_token: string }).access_token)
+    expect(payload).toMatchObject({ sub: BILLING.id, client_id: BILLING.id })
+  })
+
   it('narrows the scope to the one asked for, and refuses one outside the client', async () => {
     const narrowed = await serviceToken({ scope: 'orders:write' })
     expect(narrowed.status).toBe(200)
