@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose'
+import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { basicAuth, postForm, postJson, send } from '../support/http.js'
 import type { HttpResponse } from '../support/http.js'
