@@ -24,7 +24,8 @@ export const REVOKED_ACCESS_TOKEN = 'access_token_revoked'
  *   an RS256 tenant only if issued before the switch; a revoked kid no longer verifies), its
  *   family (code and refresh grants) is not revoked (refresh-token reuse, a replayed code,
  *   /revoke), and it was not itself revoked through /revoke. Password and client_credentials
- *   tokens have no family: only the last two end them early.
+ *   tokens have no family: nothing but their key, the algorithm rule or their own revocation
+ *   ends them before exp.
  *
  * `token_type_hint` only orders the search (§2.1): a token of the other type is still found.
  *
