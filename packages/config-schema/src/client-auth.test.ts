@@ -106,6 +106,16 @@ describe('parseConfig: client authentication fields', () => {
     ])
   })
 
+  it('lets a private_key_jwt client use client_credentials, as a client with a secret may', () => {
+    expect(
+      parsedClient({
+        token_endpoint_auth_method: 'private_key_jwt',
+        jwks: { keys: [EC] },
+        grant_types: ['client_credentials'],
+      }).grantTypes,
+    ).toEqual(['client_credentials'])
+  })
+
   it('lets a private_key_jwt client introspect the tenant, as a client with a secret may', () => {
     expect(
       parsedClient({

@@ -103,10 +103,11 @@ const DEFAULT_GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refres
  *
  * Defaults: `grant_types` [authorization_code, refresh_token], `redirect_uris` [], `scopes` [],
  * `introspection` own. `redirect_uris` must be non-empty when `grant_types` includes
- * authorization_code; `introspection: tenant` needs a `client_secret` or private_key_jwt;
- * private_key_jwt needs `jwks` or `jwks_uri` and no `client_secret`.
+ * authorization_code; `introspection: tenant` and `client_credentials` need a `client_secret` or
+ * private_key_jwt; private_key_jwt needs `jwks` or `jwks_uri` and no `client_secret`.
  *
- * @see RFC 6749 §2 (clients), §3.1.2 (redirection endpoint), §3.3 (scope)
+ * @see RFC 6749 §2 (clients), §3.1.2 (redirection endpoint), §3.3 (scope), §4.4 (client
+ *   credentials)
  * @see RFC 7662 §2.1 (who may introspect)
  * @see RFC 7523 §2.2, RFC 7591 §2 (private_key_jwt, jwks, jwks_uri)
  */
@@ -192,6 +193,32 @@ export const ClientSchema = strictObject({
           !AUTH_FIELDS.has(String(issue.path[0])),
       ),
   })
+  .superRefine(
+    (client, ctx) => {
+      // RFC 6749 §4.4: the grant is for confidential clients only; without a credential the
+      // token would go to anyone who knows the (public) client_id.
+      const confidential =
+        client.client_secret !== undefined ||
+        client.token_endpoint_auth_method === 'private_key_jwt'
+      if (client.grant_types.includes('client_credentials') && !confidential) {
+        ctx.addIssue({
+          code: 'custom',
+          message:
+            'client_credentials needs a client_secret or private_key_jwt: a public client cannot authenticate for it',
+          path: ['grant_types'],
+        })
+      }
+    },
+    {
+      when: (payload) =>
+        payload.issues.every(
+          (issue) =>
+            issue.path === undefined ||
+            issue.path.length === 0 ||
+            (issue.path[0] !== 'grant_types' && !AUTH_FIELDS.has(String(issue.path[0]))),
+        ),
+    },
+  )
   .superRefine(
     (client, ctx) => {
       // RFC 7662 §2.1: the introspection endpoint needs client authentication, which a public

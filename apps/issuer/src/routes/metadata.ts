@@ -24,7 +24,12 @@ export function authorizationServerMetadata(runtime: TenantRuntime): Record<stri
     introspection_endpoint: `${issuer}/introspect`,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token', 'password'],
+    grant_types_supported: [
+      'authorization_code',
+      'refresh_token',
+      'password',
+      'client_credentials',
+    ],
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: AUTH_METHODS,
     token_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,

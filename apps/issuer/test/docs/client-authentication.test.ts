@@ -6,11 +6,10 @@ import { parseConfig } from '@tessera/config-schema'
 import { exportJWK, exportPKCS8, generateKeyPair, importPKCS8, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
-import { assertion, assertionGrant, writeConfig } from '../support/client-assertion.js'
-import { postForm, send } from '../support/http.js'
+import { writeConfig } from '../support/client-assertion.js'
+import { send } from '../support/http.js'
 import { FIXTURES, JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
 import type { RunningIssuer } from '../support/issuer.js'
-import { signIn } from '../support/oauth.js'
 
 const DOC = fileURLToPath(new URL('../../../../docs/client-authentication.md', import.meta.url))
 const text = readFileSync(DOC, 'utf8')
@@ -18,7 +17,6 @@ const blocks = (lang: string) =>
   [...text.matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1]!)
 
 const CLIENT = '7c6f2d0e-1b7a-4f7e-9d55-5d0a7f3e2b11'
-const CB = 'http://localhost:9000/cb'
 
 async function run0(): Promise<void> {
   await Promise.resolve()
@@ -58,7 +56,6 @@ describe('docs/client-authentication.md', () => {
     let issuer: RunningIssuer
     let tmp: ReturnType<typeof tempDir>
     let pem: string
-    let refreshToken: string
 
     beforeAll(async () => {
       const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true })
@@ -75,25 +72,10 @@ config:
     - client_id: ${CLIENT}
       token_endpoint_auth_method: private_key_jwt
       jwks: {keys: [${JSON.stringify(jwk)}]}
-      redirect_uris: [${CB}]
+      grant_types: [client_credentials]
 `,
       )
       issuer = await startIssuer({ databaseUrl: `sqlite:${tmp.dir}/tessera.db`, config })
-      const { code } = await signIn(issuer.url, 'acme.test', { clientId: CLIENT, redirectUri: CB })
-      const key = {
-        alg: 'ES256' as const,
-        kid: 'key-2026-01',
-        privateKey: await importPKCS8(pem, 'ES256'),
-        jwk,
-      }
-      const redeemed = await postForm(issuer.url, 'acme.test', {
-        ...assertionGrant(await assertion(key, CLIENT, 'http://acme.test')),
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: CB,
-      })
-      expect(redeemed.status).toBe(200)
-      refreshToken = (redeemed.json as { refresh_token: string }).refresh_token
     })
     afterAll(async () => {
       await issuer.close()
@@ -120,7 +102,7 @@ config:
         })
         return { status: res.status, json: () => Promise.resolve(res.json) }
       }
-      const env = { CLIENT_PRIVATE_KEY_PEM: pem, REFRESH_TOKEN: refreshToken }
+      const env = { CLIENT_PRIVATE_KEY_PEM: pem }
       // The constructor of async functions, which has no global name.
       const prototype = Object.getPrototypeOf(run0) as { constructor: unknown }
       const AsyncFunction = prototype.constructor as new (
@@ -136,10 +118,7 @@ config:
       )
       const response = await run(randomUUID, importPKCS8, SignJWT, fetch, { env })
       expect(response.status).toBe(200)
-      expect(await response.json()).toMatchObject({
-        token_type: 'bearer',
-        refresh_token: expect.any(String) as unknown,
-      })
+      expect(await response.json()).toMatchObject({ token_type: 'bearer' })
     })
   })
 })
