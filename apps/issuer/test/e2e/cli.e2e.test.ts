@@ -182,6 +182,79 @@ describe('tessera CLI', () => {
     expect(dev.output()).toContain('shutting down')
   })
 
+  it('dev keeps a host that names its port, and gives the listening port to one that does not', async () => {
+    const dir = join(tmp.dir, 'ports')
+    mkdirSync(dir, { recursive: true })
+    writeFileSync(join(dir, 'p.mjs'), 'export default { authenticate: async () => null }\n')
+    writeFileSync(
+      join(dir, 'tenants.yaml'),
+      [
+        'name: fixed',
+        'config:',
+        "  hosts: ['fixed.localhost:8443', free-alias.localhost]",
+        '  providers: [p.mjs]',
+        '  clients: []',
+        '---',
+        'name: free',
+        'config:',
+        '  hosts: [free.localhost, fixed-alias.localhost:9000]',
+        '  providers: [p.mjs]',
+        '  clients: []',
+        '---',
+        'name: v6',
+        'config:',
+        "  hosts: ['[::1]']",
+        '  providers: [p.mjs]',
+        '  clients: []',
+        '',
+      ].join('\n'),
+    )
+    const dev = await spawnIssuer(['dev', '--port', '0', '--config', dir], {
+      JWT_SECRET,
+      DATABASE_URL: `sqlite:${tmp.dir}/ports.db`,
+      ADMIN_PORT: '0',
+    })
+    try {
+      const port = new URL(dev.url).port
+      const issuerAt = async (host: string): Promise<unknown> => {
+        const res = await send(dev.url, { path: '/.well-known/oauth-authorization-server', host })
+        expect(res.status).toBe(200)
+        return (res.json as { issuer: unknown }).issuer
+      }
+      // Only the first host counts, and the Host header's port never does.
+      expect(await issuerAt('fixed.localhost')).toBe('http://fixed.localhost:8443')
+      expect(await issuerAt(`free-alias.localhost:${port}`)).toBe('http://fixed.localhost:8443')
+      expect(await issuerAt('free.localhost:8443')).toBe(`http://free.localhost:${port}`)
+      expect(await issuerAt('fixed-alias.localhost')).toBe(`http://free.localhost:${port}`)
+      expect(await issuerAt('[::1]')).toBe(`http://[::1]:${port}`)
+      expect(dev.tenants.map((t) => t.issuer).sort()).toEqual(
+        [
+          `http://[::1]:${port}`,
+          'http://fixed.localhost:8443',
+          `http://free.localhost:${port}`,
+        ].sort(),
+      )
+    } finally {
+      dev.child.kill('SIGTERM')
+    }
+    expect(await dev.exited).toBe(0)
+  })
+
+  it('dev with a broken tenant file exits 1 naming it, and serves nothing meanwhile', () => {
+    const dir = join(tmp.dir, 'broken')
+    mkdirSync(dir, { recursive: true })
+    writeFileSync(join(dir, 'tenants.yaml'), 'name: broken\nconfig:\n  hosts: [a.test]\n')
+    const result = runCli(['dev', '--port', '0', '--config', dir], {
+      DATABASE_URL: `sqlite:${tmp.dir}/broken.db`,
+      ADMIN_PORT: 'off',
+    })
+    expect(result.status).toBe(1)
+    expect(result.stderr).toContain('tenants.yaml')
+    expect(result.stderr).toContain('providers')
+    expect(result.stderr).not.toContain('    at ')
+    expect(result.stdout).not.toContain('listening')
+  })
+
   it('start keeps the rule: https + the first host as written, whatever the port', async () => {
     const start = await spawnIssuer(['start', '--port', '0', '--config', EXAMPLES], {
       JWT_SECRET,
