@@ -1,0 +1,111 @@
+/**
+ * CORS for browser apps on another origin: which origins a tenant allows, and the middleware
+ * that answers them on the endpoints listed in `createApp`.
+ *
+ * A small middleware rather than @koa/cors: the allowed origins belong to the tenant the Host
+ * header chose, the rule applies to some paths of the router only, and a preflight must be
+ * answered before the router's 405 for methods a path does not have.
+ *
+ * @see https://fetch.spec.whatwg.org/#http-cors-protocol
+ * @see docs/cors.md
+ * @module
+ */
+import type { Tenant } from '@tessera/config-schema'
+import type { Middleware } from 'koa'
+import type { TenantState } from './tenant.js'
+
+/**
+ * Request headers a browser app may send: client authentication (`Authorization: Basic`) and a
+ * JSON body (`Content-Type: application/json` is not CORS-safelisted, so it is preflighted).
+ */
+export const CORS_ALLOW_HEADERS = 'Authorization, Content-Type'
+/**
+ * Response headers a browser app may read beyond the safelisted ones (Cache-Control,
+ * Content-Type, Pragma, ...): the Basic challenge of a 401 and the wait of a 429 or 503.
+ */
+export const CORS_EXPOSE_HEADERS = 'WWW-Authenticate, Retry-After'
+/**
+ * How long a browser may reuse a preflight answer. Ten minutes keeps a removed origin from
+ * sending preflighted requests for long; the actual responses lose their CORS headers at once.
+ */
+export const CORS_MAX_AGE_SECONDS = 600
+
+/**
+ * The origin of a redirect URI, when a page there can be a browser app: http(s) only, as the
+ * browser serializes it (lower-case host, no default port). A private-use scheme
+ * (`com.example.app:/cb`) is a native app's, whose requests carry no Origin to match.
+ */
+function redirectUriOrigin(uri: string): string | undefined {
+  let url: URL
+  try {
+    url = new URL(uri)
+  } catch {
+    return undefined
+  }
+  return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : undefined
+}
+
+/**
+ * The origins a tenant answers CORS for: the origin of every http(s) redirect URI of its clients
+ * and every `allowed_origins` entry. A loopback redirect URI (`http://127.0.0.1:8080/cb`)
+ * contributes its origin as written: the port that may differ at request time (RFC 8252 §7.3)
+ * is a native app's, which needs no CORS; a page on another port lists its origin in
+ * `allowed_origins`.
+ *
+ * Built once per tenant build, reloads included; looking an origin up is one Set lookup.
+ */
+export function corsOrigins(tenant: Tenant): ReadonlySet<string> {
+  const origins = new Set<string>()
+  for (const client of tenant.clients) {
+    for (const uri of client.redirectUris) {
+      const origin = redirectUriOrigin(uri)
+      if (origin !== undefined) origins.add(origin)
+    }
+    for (const origin of client.allowedOrigins ?? []) origins.add(origin)
+  }
+  return origins
+}
+
+/** Options of {@link createCorsMiddleware}. */
+export interface CorsOptions {
+  /** The path's methods, as its `Allow` header lists them (`POST`, or `GET, HEAD`). */
+  methods: string
+}
+
+/**
+ * The CORS middleware of one tenant path, run before the path's handlers.
+ *
+ * Every response of the path varies by Origin (`Vary: Origin`), allowed or not, so that a cache
+ * never hands one origin's answer to another. A request whose Origin is exactly one of the
+ * tenant's gets `Access-Control-Allow-Origin` with that origin (never `*`, and no
+ * `Access-Control-Allow-Credentials`: these endpoints use no cookies), errors included, so the
+ * app can read an `invalid_grant`. Any other Origin, `null`, or none: no CORS headers, and the
+ * request is answered as it would be without CORS.
+ *
+ * OPTIONS is answered here, 204 with `Allow`, whatever the origin: with the preflight headers
+ * for an allowed origin, without them for any other (the browser then refuses the request).
+ */
+export function createCorsMiddleware(options: CorsOptions): Middleware<TenantState> {
+  const allowMethods = options.methods
+  const allow = `${allowMethods}, OPTIONS`
+  return (ctx, next) => {
+    ctx.vary('Origin')
+    const origin = ctx.get('Origin')
+    // An exact, byte-for-byte match: browsers serialize the origin one way only, and the
+    // configuration holds that form (config-schema refuses any other spelling).
+    const allowed = origin !== '' && ctx.state.tenant.corsOrigins.has(origin)
+    if (allowed) ctx.set('Access-Control-Allow-Origin', origin)
+    if (ctx.method !== 'OPTIONS') {
+      if (allowed) ctx.set('Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS)
+      return next()
+    }
+    ctx.status = 204
+    ctx.set('Allow', allow)
+    if (allowed && ctx.get('Access-Control-Request-Method') !== '') {
+      ctx.set('Access-Control-Allow-Methods', allowMethods)
+      ctx.set('Access-Control-Allow-Headers', CORS_ALLOW_HEADERS)
+      ctx.set('Access-Control-Max-Age', String(CORS_MAX_AGE_SECONDS))
+    }
+    return Promise.resolve()
+  }
+}
