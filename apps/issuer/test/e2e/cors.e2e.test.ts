@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import request from 'supertest'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { basicAuth, send } from '../support/http.js'
@@ -323,6 +324,38 @@ describe('CORS (browser apps on another origin)', () => {
     } finally {
       writeFileSync(config, before)
       await issuer.issuer.reload()
+    }
+  })
+})
+
+describe('CORS for the acme example', () => {
+  it('answers its single-page app at http://localhost:8081, the origin of its redirect URI', async () => {
+    const tmp = tempDir()
+    const examples = fileURLToPath(new URL('../../../../examples/', import.meta.url))
+    const issuer = await startIssuer({
+      databaseUrl: `sqlite:${tmp.dir}/tessera.db`,
+      config: examples,
+    })
+    try {
+      const res = await send(issuer.url, {
+        method: 'OPTIONS',
+        path: '/token',
+        host: 'acme.localhost:3000',
+        headers: { origin: 'http://localhost:8081', 'access-control-request-method': 'POST' },
+      })
+      expect(res.status).toBe(204)
+      expect(cors(res)['access-control-allow-origin']).toBe('http://localhost:8081')
+      // globex's app is at :8082; acme does not answer it.
+      const other = await send(issuer.url, {
+        method: 'OPTIONS',
+        path: '/token',
+        host: 'acme.localhost:3000',
+        headers: { origin: 'http://localhost:8082', 'access-control-request-method': 'POST' },
+      })
+      expect(cors(other)).toEqual({})
+    } finally {
+      await issuer.close()
+      tmp.remove()
     }
   })
 })
