@@ -125,7 +125,7 @@ describe('CORS in Chromium: a browser app on another origin', () => {
     await expect(page.getByText('CORS SPA').isVisible()).resolves.toBe(true)
     await signIn(page)
 
-    const result = (await page.evaluate('window.result')) as FlowResult
+    const result = await page.evaluate<FlowResult>('window.result')
     if (!result.ok) throw new Error(result.error)
     const { metadata, token, refresh, revoke, reuse, jwks } = result.value
     expect(metadata.status).toBe(200)
@@ -166,7 +166,7 @@ describe('CORS in Chromium: a browser app on another origin', () => {
     const page = await context.newPage()
     const before = requests(issuer)
     await page.goto(`${unlistedOrigin}/unlisted?issuer=${encodeURIComponent(issuerBase)}`)
-    const result = (await page.evaluate('window.result')) as Record<string, Attempt>
+    const result = await page.evaluate<Record<string, Attempt>>('window.result')
     expect(result).toEqual({
       metadata: { read: false, error: 'TypeError' },
       token: { read: false, error: 'TypeError' },

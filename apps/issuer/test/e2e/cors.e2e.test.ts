@@ -167,7 +167,7 @@ describe('CORS (browser apps on another origin)', () => {
     const answers = await Promise.all(
       Array.from({ length: 8 }, () => post('/token', body, { origin: SPA_ORIGIN })),
     )
-    expect(answers.map((res) => res.status).sort()).toEqual([200, ...Array(7).fill(400)])
+    expect(answers.map((res) => res.status).sort()).toEqual([200, ...Array<number>(7).fill(400)])
     for (const res of answers) expect(cors(res)['access-control-allow-origin']).toBe(SPA_ORIGIN)
   })
 
