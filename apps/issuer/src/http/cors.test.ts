@@ -53,7 +53,7 @@ describe('corsOrigins', () => {
     ])
   })
 
-  it('takes nothing from private-use schemes, and loopback origins only as written', () => {
+  it('takes nothing from private-use schemes or loopback redirect URIs, whatever their port', () => {
     const origins = corsOrigins(
       tenant([
         client({
@@ -62,14 +62,19 @@ describe('corsOrigins', () => {
             'http://127.0.0.1/callback',
             'http://127.0.0.1:8400/fixed',
             'http://[::1]/callback',
+            'http://[::1]:8400?x=1',
+            'http://127.0.0.1',
           ],
+          allowedOrigins: ['http://127.0.0.1:5173'],
         }),
+        // Not loopback for RFC 8252: a name, matched exactly like any host.
+        client({ redirectUris: ['http://localhost:8400/cb', 'http://127.0.0.1.nip.test/cb'] }),
       ]),
     )
     expect([...origins].sort()).toEqual([
-      'http://127.0.0.1',
-      'http://127.0.0.1:8400',
-      'http://[::1]',
+      'http://127.0.0.1.nip.test',
+      'http://127.0.0.1:5173',
+      'http://localhost:8400',
     ])
   })
 

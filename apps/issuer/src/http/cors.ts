@@ -30,12 +30,18 @@ export const CORS_EXPOSE_HEADERS = 'WWW-Authenticate, Retry-After'
  */
 export const CORS_MAX_AGE_SECONDS = 600
 
+// The redirect URIs that match at any port (RFC 8252 §7.3), as the authorization endpoint
+// reads them: a native app's, whatever port is written.
+const LOOPBACK_REDIRECT = /^http:\/\/(?:127\.0\.0\.1|\[::1\])(?:[:/?]|$)/
+
 /**
- * The origin of a redirect URI, when a page there can be a browser app: http(s) only, as the
+ * The origin of a redirect URI when a page there is a browser app's: http(s) only, as the
  * browser serializes it (lower-case host, no default port). A private-use scheme
- * (`com.example.app:/cb`) is a native app's, whose requests carry no Origin to match.
+ * (`com.example.app:/cb`) and a loopback URI (`http://127.0.0.1/cb`) are a native app's: it
+ * sends no Origin, and the loopback port it listens on is any, where an origin is one port.
  */
 function redirectUriOrigin(uri: string): string | undefined {
+  if (LOOPBACK_REDIRECT.test(uri)) return undefined
   let url: URL
   try {
     url = new URL(uri)
@@ -47,10 +53,10 @@ function redirectUriOrigin(uri: string): string | undefined {
 
 /**
  * The origins a tenant answers CORS for: the origin of every http(s) redirect URI of its clients
- * and every `allowed_origins` entry. A loopback redirect URI (`http://127.0.0.1:8080/cb`)
- * contributes its origin as written: the port that may differ at request time (RFC 8252 §7.3)
- * is a native app's, which needs no CORS; a page on another port lists its origin in
- * `allowed_origins`.
+ * except loopback ones, and every `allowed_origins` entry. A loopback redirect URI
+ * (`http://127.0.0.1:8080/cb`) contributes nothing: it matches at any port, so its written
+ * origin says nothing about where a page is; a page served from a loopback address lists its
+ * exact origin in `allowed_origins`.
  *
  * Built once per tenant build, reloads included; looking an origin up is one Set lookup.
  */

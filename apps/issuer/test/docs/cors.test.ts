@@ -4,12 +4,13 @@ import { fileURLToPath } from 'node:url'
 import { loadConfig, parseConfig } from '@tessera/config-schema'
 import type { ParseConfigResult } from '@tessera/config-schema'
 import { describe, expect, it } from 'vitest'
-import { parse } from 'yaml'
+import { parse, parseAllDocuments } from 'yaml'
 import { CORS_PATHS } from '../../src/app.js'
 import { corsOrigins } from '../../src/http/cors.js'
 import { FIXTURES, JWT_SECRET } from '../support/issuer.js'
 
 const DOC = fileURLToPath(new URL('../../../../docs/cors.md', import.meta.url))
+const CONFIGURATION = fileURLToPath(new URL('../../../../docs/configuration.md', import.meta.url))
 const EXAMPLES = fileURLToPath(new URL('../../../../examples/', import.meta.url))
 const text = readFileSync(DOC, 'utf8')
 
@@ -87,5 +88,25 @@ describe('docs/cors.md', () => {
     expect(corsOrigins(acme!).has('http://localhost:8081')).toBe(true)
     expect(text).toContain("fetch('http://acme.localhost:3000/token'")
     expect(acme?.hosts).toContain('acme.localhost:3000')
+  })
+
+  it('agrees with the complete example of docs/configuration.md', () => {
+    const doc = readFileSync(CONFIGURATION, 'utf8')
+    const example = doc.slice(doc.indexOf('## A complete example'))
+    const yaml = /```yaml\n([\s\S]*?)```/.exec(example)?.[1] ?? ''
+    const env = Object.fromEntries(
+      [...yaml.matchAll(/env: ([A-Z_]+)/g)].map((match) => [match[1], 'x'.repeat(32)]),
+    )
+    const result = parseConfig(
+      parseAllDocuments(yaml).map((document) => ({ file: CONFIGURATION, value: document.toJS() })),
+      { env, jwtSecret: JWT_SECRET, fileExists: () => true },
+    )
+    if (!result.ok) throw new Error(result.issues.map((issue) => issue.message).join('\n'))
+    const acme = result.tenants.find((tenant) => tenant.name === 'acme')
+    expect([...corsOrigins(acme!)].sort()).toEqual([
+      'https://app.acme.example',
+      'https://www.acme.example',
+    ])
+    expect(doc).toMatch(/^\| `allowed_origins` .*\[cors\.md\]\(cors\.md\)/m)
   })
 })

@@ -71,8 +71,8 @@ describe('CORS in Chromium: a browser app on another origin', () => {
     tmp = tempDir()
     spa = await serveSpa()
     const { port } = spa.address() as AddressInfo
-    appOrigin = `http://127.0.0.1:${port}`
-    unlistedOrigin = `http://localhost:${port}`
+    appOrigin = `http://localhost:${port}`
+    unlistedOrigin = `http://127.0.0.1:${port}`
     // The fixture tenant, with the SPA's redirect URI on the port its page server got.
     const config = join(tmp.dir, 'tenants.yaml')
     const fixture = readFileSync(join(FIXTURES, 'cors', 'tenants.yaml'), 'utf8')
