@@ -94,23 +94,28 @@ export interface CorsOptions {
 export function createCorsMiddleware(options: CorsOptions): Middleware<TenantState> {
   const allowMethods = options.methods
   const allow = `${allowMethods}, OPTIONS`
+  const maxAge = String(CORS_MAX_AGE_SECONDS)
   return (ctx, next) => {
-    ctx.vary('Origin')
-    const origin = ctx.get('Origin')
+    // Straight onto the response: this runs on every request of these paths, and Koa's `vary`
+    // and `set` parse and copy what a fresh response does not need. Handlers that vary by
+    // more append to this with `ctx.vary`.
+    const { res } = ctx
+    res.setHeader('Vary', 'Origin')
+    const origin = ctx.req.headers.origin
     // An exact, byte-for-byte match: browsers serialize the origin one way only, and the
     // configuration holds that form (config-schema refuses any other spelling).
-    const allowed = origin !== '' && ctx.state.tenant.corsOrigins.has(origin)
-    if (allowed) ctx.set('Access-Control-Allow-Origin', origin)
+    const allowed = origin !== undefined && ctx.state.tenant.corsOrigins.has(origin)
+    if (allowed) res.setHeader('Access-Control-Allow-Origin', origin)
     if (ctx.method !== 'OPTIONS') {
-      if (allowed) ctx.set('Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS)
+      if (allowed) res.setHeader('Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS)
       return next()
     }
     ctx.status = 204
-    ctx.set('Allow', allow)
-    if (allowed && ctx.get('Access-Control-Request-Method') !== '') {
-      ctx.set('Access-Control-Allow-Methods', allowMethods)
-      ctx.set('Access-Control-Allow-Headers', CORS_ALLOW_HEADERS)
-      ctx.set('Access-Control-Max-Age', String(CORS_MAX_AGE_SECONDS))
+    res.setHeader('Allow', allow)
+    if (allowed && ctx.req.headers['access-control-request-method'] !== undefined) {
+      res.setHeader('Access-Control-Allow-Methods', allowMethods)
+      res.setHeader('Access-Control-Allow-Headers', CORS_ALLOW_HEADERS)
+      res.setHeader('Access-Control-Max-Age', maxAge)
     }
     return Promise.resolve()
   }
