@@ -32,8 +32,8 @@ function methodList<State>(handlers: RouteHandlers<State>): string {
 
 /** Options of {@link addRoutes}. */
 export interface AddRoutesOptions {
-  /** Whether OPTIONS is answered at the path (by a middleware added before), for `Allow`. */
-  options?: boolean
+  /** Whether a middleware added before answers OPTIONS at the path: `Allow` then lists it. */
+  answersOptions?: boolean
 }
 
 /**
@@ -51,7 +51,9 @@ export function addRoutes<State>(
   for (const [method, handler] of Object.entries(handlers)) {
     if (handler !== undefined) router.register(path, [method], handler)
   }
-  const allow = addOptions.options ? `${methodList(handlers)}, OPTIONS` : methodList(handlers)
+  const allow = addOptions.answersOptions
+    ? `${methodList(handlers)}, OPTIONS`
+    : methodList(handlers)
   router.all(path, () => {
     throw new HttpError(405, 'invalid_request', `method not allowed; use ${allow}`, {
       Allow: allow,
@@ -70,7 +72,8 @@ export const notFound: Next = () => {
  * served at `ctx.host` (the Host header, or the nearest proxy's X-Forwarded-Host when
  * TRUST_PROXY counts proxies; see `createKoaApp`), resolved once, then its endpoint. An unknown
  * host gets the same 404 whatever it asks for, and learns nothing about the tenants that do
- * exist; a known path asked with another method gets 405 with `Allow`.
+ * exist; a known path asked with another method gets 405 with `Allow`. The paths listed in
+ * `cors` answer CORS for the tenant's origins and OPTIONS preflights (`createCorsMiddleware`).
  */
 export function createRouter(options: RouterOptions): Middleware<Partial<TenantState>> {
   const operational = new Router()
@@ -84,7 +87,7 @@ export function createRouter(options: RouterOptions): Middleware<Partial<TenantS
   for (const [path, handlers] of Object.entries(options.tenant)) {
     // Registered first, so that it runs before the handlers and answers OPTIONS before the 405.
     if (cors.has(path)) tenant.all(path, createCorsMiddleware({ methods: methodList(handlers) }))
-    addRoutes(tenant, path, handlers, { options: cors.has(path) })
+    addRoutes(tenant, path, handlers, { answersOptions: cors.has(path) })
   }
 
   // The routers add their fields (`params`, `router`, ...) to the context they are given.
