@@ -94,11 +94,13 @@ describe('docs/cors.md', () => {
     const doc = readFileSync(CONFIGURATION, 'utf8')
     const example = doc.slice(doc.indexOf('## A complete example'))
     const yaml = /```yaml\n([\s\S]*?)```/.exec(example)?.[1] ?? ''
-    const env = Object.fromEntries(
-      [...yaml.matchAll(/env: ([A-Z_]+)/g)].map((match) => [match[1], 'x'.repeat(32)]),
-    )
+    const env: Record<string, string> = {}
+    for (const match of yaml.matchAll(/env: ([A-Z_]+)/g)) env[match[1] ?? ''] = 'x'.repeat(32)
     const result = parseConfig(
-      parseAllDocuments(yaml).map((document) => ({ file: CONFIGURATION, value: document.toJS() })),
+      parseAllDocuments(yaml).map((document) => ({
+        file: CONFIGURATION,
+        value: document.toJS() as unknown,
+      })),
       { env, jwtSecret: JWT_SECRET, fileExists: () => true },
     )
     if (!result.ok) throw new Error(result.issues.map((issue) => issue.message).join('\n'))
