@@ -8,6 +8,7 @@ import {
   verifyStoredKeys,
 } from '@tessera/keys'
 import type { KeyRing, KeyStore, TokenSigner } from '@tessera/keys'
+import { corsOrigins } from './http/cors.js'
 
 /** A tenant ready to serve: its grant context, its key ring and its issuer URL. */
 export interface TenantRuntime {
@@ -15,6 +16,8 @@ export interface TenantRuntime {
   issuer: string
   context: TenantContext
   keyRing: KeyRing
+  /** The origins answered CORS on the browser-facing endpoints (see `corsOrigins`). */
+  corsOrigins: ReadonlySet<string>
 }
 
 /** The served tenants, looked up by the Host header. */
@@ -122,6 +125,7 @@ export async function createTenantRuntimes(
       tenant,
       issuer,
       keyRing,
+      corsOrigins: corsOrigins(tenant),
       context: {
         name: tenant.name,
         issuer,
