@@ -31,9 +31,7 @@ export interface AdminAppDeps {
 const LOGGED_LENGTH = 200
 
 const clip = (value: string | undefined): string | undefined =>
-  value === undefined || value.length <= LOGGED_LENGTH
-    ? value
-    : `${value.slice(0, LOGGED_LENGTH)}…`
+  value === undefined || value.length <= LOGGED_LENGTH ? value : `${value.slice(0, LOGGED_LENGTH)}…`
 
 const isAdminPath = (path: string): boolean => path === '/admin' || path.startsWith('/admin/')
 

@@ -101,7 +101,11 @@ export async function listTenantKeys(
   tenant: Tenant,
   options: Pick<KeyAdminOptions, 'store' | 'graceMs'>,
 ): Promise<KeyListEntry[]> {
-  const keys = await readKeys({ tenant: tenant.name, store: options.store, graceMs: options.graceMs })
+  const keys = await readKeys({
+    tenant: tenant.name,
+    store: options.store,
+    graceMs: options.graceMs,
+  })
   return keys.map((key) => ({
     tenant: key.tenant,
     kid: key.kid,
@@ -157,7 +161,8 @@ export async function revokeTenantKey(
   options: KeyAdminOptions,
 ): Promise<RevocationReport> {
   // The keys package treats an empty kid as a programming error; here it is a user's input.
-  if (kid === '') throw new KeyAdminError('ERR_UNKNOWN_KID', `tenant "${tenant.name}" has no key ""`)
+  if (kid === '')
+    throw new KeyAdminError('ERR_UNKNOWN_KID', `tenant "${tenant.name}" has no key ""`)
   try {
     const result = await revokeKey({
       tenant: tenant.name,
@@ -183,5 +188,7 @@ export async function revokeTenantKey(
 }
 
 function encryption(options: KeyAdminOptions): { encryptionSecret?: string } {
-  return options.encryptionSecret === undefined ? {} : { encryptionSecret: options.encryptionSecret }
+  return options.encryptionSecret === undefined
+    ? {}
+    : { encryptionSecret: options.encryptionSecret }
 }

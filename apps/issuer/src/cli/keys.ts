@@ -41,7 +41,6 @@ interface Context {
   store: Store
 }
 
-
 /**
  * `tessera keys list|rotate|revoke`: inspects and changes the RS256 keys in the database a
  * running issuer uses. Settings come from the environment and flags as for `start`

@@ -80,7 +80,12 @@ export function createAdminAuthenticator(options: AdminAuthOptions): (ctx: Conte
     const header = ctx.get('Authorization')
     if (header === '') {
       // RFC 6750 §3.1: no credentials at all gets the bare challenge, no error code.
-      fail(address, now, CHALLENGE, 'an Authorization: Bearer header with the admin token is required')
+      fail(
+        address,
+        now,
+        CHALLENGE,
+        'an Authorization: Bearer header with the admin token is required',
+      )
     }
     const match = BEARER.exec(header)
     if (match === null) {
