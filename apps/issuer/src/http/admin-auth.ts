@@ -44,11 +44,11 @@ export function createAdminAuthenticator(options: AdminAuthOptions): (ctx: Conte
   const windowMs = options.windowMs ?? ADMIN_FAILURE_WINDOW_MS
   const failures = new Map<string, { count: number; resetAt: number }>()
 
-  const forgetExpired = (now: number): void => {
-    for (const [address, entry] of failures) if (entry.resetAt <= now) failures.delete(address)
-    // Still full: forget the oldest windows (a Map iterates in insertion order).
-    for (const address of failures.keys()) {
-      if (failures.size < MAX_TRACKED_ADDRESSES) break
+  // Each new window is (re)inserted at the end, so the Map's order is the order of `resetAt`:
+  // expired windows are at the front, and forgetting costs only what it forgets.
+  const forget = (now: number): void => {
+    for (const [address, entry] of failures) {
+      if (entry.resetAt > now && failures.size < MAX_TRACKED_ADDRESSES) break
       failures.delete(address)
     }
   }
@@ -56,9 +56,9 @@ export function createAdminAuthenticator(options: AdminAuthOptions): (ctx: Conte
   const fail = (address: string, now: number, challenge: string, detail: string): never => {
     let entry = failures.get(address)
     if (entry === undefined || entry.resetAt <= now) {
-      if (failures.size >= MAX_TRACKED_ADDRESSES) forgetExpired(now)
-      entry = { count: 0, resetAt: now + windowMs }
       failures.delete(address)
+      forget(now)
+      entry = { count: 0, resetAt: now + windowMs }
       failures.set(address, entry)
     }
     entry.count++
