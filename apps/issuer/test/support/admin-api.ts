@@ -1,3 +1,4 @@
+import { expect } from 'vitest'
 import { parse } from 'yaml'
 import { readRepoFile } from '../deploy/manifests.js'
 import { send } from './http.js'
@@ -48,6 +49,7 @@ export function templateOf(path: string, doc: OpenApiDocument = readOpenApi()): 
 export function createAdminClient(baseUrl: () => string) {
   const doc = readOpenApi()
   const observed = new Map<string, Set<number>>()
+  let made = 0
   const call = async (
     method: string,
     path: string,
@@ -57,6 +59,7 @@ export function createAdminClient(baseUrl: () => string) {
     const headers: Record<string, string> = { ...options.headers }
     if (token !== null) headers.authorization = `Bearer ${token}`
     if (options.body !== undefined) headers['content-type'] ??= 'application/json'
+    made++
     const res = await send(baseUrl(), {
       method,
       path,
@@ -73,5 +76,34 @@ export function createAdminClient(baseUrl: () => string) {
     }
     return res
   }
-  return { call, observed }
+  return { call, calls: () => made, observed }
+}
+
+/** Asserts an RFC 9457 answer: status, media type, exactly the four members, no stack. */
+export function expectProblem(
+  res: HttpResponse,
+  status: number,
+  type?: string,
+): Record<string, unknown> {
+  expect(res.status, res.text).toBe(status)
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/)
+  expect(res.headers['cache-control']).toBe('no-store')
+  const body = res.json as Record<string, unknown>
+  expect(Object.keys(body).sort()).toEqual(['detail', 'status', 'title', 'type'])
+  expect(body.status).toBe(status)
+  expect(typeof body.title).toBe('string')
+  expect(typeof body.detail).toBe('string')
+  if (type !== undefined) expect(body.type).toBe(type)
+  expect(res.text).not.toMatch(/at .*\.js:\d+|Error:/)
+  return body
+}
+
+/** Asserts that every status observed on a documented operation is documented for it. */
+export function expectDocumented(observed: ReadonlyMap<string, ReadonlySet<number>>): void {
+  const documented = documentedOperations()
+  for (const [operation, statuses] of observed) {
+    for (const status of statuses) {
+      expect(documented.get(operation), `${operation} → ${status}`).toContain(String(status))
+    }
+  }
 }
