@@ -78,7 +78,10 @@ export function createAdminApp(deps: AdminAppDeps): Koa {
     }
     const other = handle
     handle = async (ctx) => {
-      if (!isAdminPath(ctx.path)) return other(ctx, noRoute)
+      if (!isAdminPath(ctx.path)) {
+        await other(ctx, notFound)
+        return
+      }
       // Key lists and rotation results are of the moment: no cache may keep them.
       ctx.set('Cache-Control', 'no-store')
       try {

@@ -20,7 +20,7 @@ function routedOperations(): string[] {
     // Each path's 405 answer is registered for every method (`router.all`), OPTIONS included;
     // a route's own layer holds its method (and HEAD, which @koa/router adds to GET).
     if (layer.methods.includes('OPTIONS')) continue
-    const path = layer.path.replace(/:(\w+)/g, '{$1}')
+    const path = String(layer.path).replace(/:(\w+)/g, '{$1}')
     for (const method of layer.methods) if (method !== 'HEAD') operations.push(`${method} ${path}`)
   }
   return operations.sort()

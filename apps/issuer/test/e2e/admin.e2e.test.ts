@@ -122,7 +122,7 @@ describe('the admin listener (issue #11)', () => {
     ]
     for (const [method, path] of routes) {
       for (const headers of [
-        {},
+        {} as Record<string, string>,
         { authorization: 'Bearer QWRtaW4tdG9rZW4tZm9yLXRlc3RzLW9ubHktMDEyMzQ1=' },
       ]) {
         const res = await send(cli.admin, { method, path: path!, host: 'admin.test', headers })
