@@ -56,6 +56,9 @@ export async function serve(
       )
     }
   }
+  if (settings.adminToken !== undefined && settings.adminPort === 'off') {
+    logger.warn('ADMIN_TOKEN is set but ADMIN_PORT=off: the admin API is not served anywhere')
+  }
   const metrics = createMetrics()
   collectDefaultMetrics({ register: metrics.registry })
   // watch: reload on changes under TESSERA_CONFIG (files), re-import provider scripts when their
@@ -97,6 +100,8 @@ export async function serve(
     {
       url: urls[0],
       admin: urls[1] ?? 'off',
+      // Whether /admin answers there; never the token itself.
+      adminApi: urls[1] !== undefined && settings.adminToken !== undefined,
       tenants: issuer.registry.all().map((t) => ({
         name: t.tenant.name,
         issuer: t.issuer,

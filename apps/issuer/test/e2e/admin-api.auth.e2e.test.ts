@@ -52,6 +52,12 @@ describe(
       tmp.remove()
     })
 
+    it('says in the listening line that the admin API is served, without the token', () => {
+      const line = cli.logs.find((entry) => entry.includes('"msg":"tessera issuer listening"'))!
+      expect(JSON.parse(line)).toMatchObject({ admin: cli.admin, adminApi: true })
+      expect(line).not.toContain(ADMIN_TOKEN)
+    })
+
     it('runs the curl examples of docs/admin-api.md as written', async () => {
       const blocks = documentedCalls()
       // Setup, tenants, keys, rotate, revoke.
@@ -205,6 +211,31 @@ describe(
 )
 
 describe('ADMIN_TOKEN settings (issue #13)', () => {
+  it('warns that ADMIN_TOKEN does nothing with ADMIN_PORT=off', async () => {
+    const tmp = tempDir()
+    const off = await startIssuerCli({
+      JWT_SECRET,
+      TESSERA_CONFIG: join(FIXTURES, 'basic'),
+      DATABASE_URL: `sqlite:${tmp.dir}/tessera.db`,
+      ADMIN_PORT: 'off',
+      ADMIN_TOKEN,
+    })
+    try {
+      const lines = off.logs.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line))
+      expect(lines).toContainEqual(
+        expect.objectContaining({
+          level: 40,
+          msg: 'ADMIN_TOKEN is set but ADMIN_PORT=off: the admin API is not served anywhere',
+        }),
+      )
+      expect(lines).toContainEqual(expect.objectContaining({ admin: 'off', adminApi: false }))
+      expect(off.logs.join('\n')).not.toContain(ADMIN_TOKEN)
+    } finally {
+      await off.stop()
+      tmp.remove()
+    }
+  })
+
   it('refuses a short token before listening, without repeating it', async () => {
     const short = 'too-short-admin-token'
     const result = await runCli(['dev', '--port', '0', '--host', '127.0.0.1'], {

@@ -207,6 +207,19 @@ describe('the admin API (issue #13)', { timeout: 120_000 }, () => {
       expect((await keyList()).keys.find((key) => key.kid === active)?.state).toBe('revoked')
     })
 
+    it('revokes once from ten revocations of the active key at once: one replacement', async () => {
+      const active = await activeKid()
+      const results = await Promise.all(
+        Array.from({ length: 10 }, () => call('POST', `/admin/tenants/rs/keys/${active}/revoke`)),
+      )
+      expect(results.map((res) => res.status)).toEqual(Array(10).fill(200))
+      const bodies = results.map((res) => res.json as { changed: boolean; newActiveKid?: string })
+      const changed = bodies.filter((body) => body.changed)
+      expect(changed).toHaveLength(1)
+      expect(bodies.filter((body) => body.newActiveKid !== undefined)).toHaveLength(1)
+      expect(await activeKid()).toBe(changed[0]!.newActiveKid)
+    })
+
     it('makes ten distinct keys from ten rotations at once, and one kid names one key', async () => {
       const before = (await keyList()).keys.map((key) => key.kid)
       const results = await Promise.all(

@@ -132,6 +132,8 @@ describe('the admin listener (issue #11)', () => {
       }
     }
     expect(cli.logs.some((line) => line.includes('"msg":"admin call"'))).toBe(false)
+    const listening = cli.logs.find((line) => line.includes('"msg":"tessera issuer listening"'))!
+    expect(JSON.parse(listening)).toMatchObject({ adminApi: false })
   })
 })
 
