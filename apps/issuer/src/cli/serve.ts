@@ -59,6 +59,9 @@ export async function serve(
       )
     }
   }
+  if (settings.adminToken !== undefined && settings.adminPort === 'off') {
+    logger.warn('ADMIN_TOKEN is set but ADMIN_PORT=off: the admin API is not served anywhere')
+  }
   const metrics = createMetrics()
   collectDefaultMetrics({ register: metrics.registry })
   // `dev` listens on PORT first: a tenant host written without a port takes the port actually
@@ -139,6 +142,8 @@ export async function serve(
     {
       url: urls[0],
       admin: urls[1] ?? 'off',
+      // Whether /admin answers there; never the token itself.
+      adminApi: urls[1] !== undefined && settings.adminToken !== undefined,
       tenants: issuer.registry.all().map((t) => ({
         name: t.tenant.name,
         issuer: t.issuer,
