@@ -86,6 +86,11 @@ export interface Client {
   /** Whose tokens it may introspect; public clients introspect none, whatever this says. */
   introspection: IntrospectionScope
   /**
+   * Serialized origins (`https://app.example.com`) allowed CORS beyond those of the redirect
+   * URIs; absent when none are listed.
+   */
+  allowedOrigins?: string[]
+  /**
    * The one method the client must use, when configured; absent: HTTP Basic or the body for a
    * client with a secret, none without.
    */

@@ -24,6 +24,7 @@ import {
   JwksUriSchema,
   TokenEndpointAuthMethodSchema,
 } from './internal/client-keys.js'
+import { OriginSchema } from './internal/origin.js'
 import { GRANT_TYPES, INTROSPECTION_SCOPES, JWT_ALGORITHMS } from './model.js'
 import type { GrantType } from './model.js'
 
@@ -102,13 +103,15 @@ const DEFAULT_GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refres
  * One OAuth client of a tenant, in wire form (`client_id`, `grant_types`, ...).
  *
  * Defaults: `grant_types` [authorization_code, refresh_token], `redirect_uris` [], `scopes` [],
- * `introspection` own. `redirect_uris` must be non-empty when `grant_types` includes
- * authorization_code; `introspection: tenant` and `client_credentials` need a `client_secret` or
- * private_key_jwt; private_key_jwt needs `jwks` or `jwks_uri` and no `client_secret`.
+ * `introspection` own, no `allowed_origins`. `redirect_uris` must be non-empty when `grant_types`
+ * includes authorization_code; `introspection: tenant` and `client_credentials` need a
+ * `client_secret` or private_key_jwt; private_key_jwt needs `jwks` or `jwks_uri` and no
+ * `client_secret`.
  *
  * @see RFC 6749 §2 (clients), §3.1.2 (redirection endpoint), §3.3 (scope), §4.4 (client
  *   credentials)
  * @see RFC 7662 §2.1 (who may introspect)
+ * @see docs/cors.md (allowed_origins)
  * @see RFC 7523 §2.2, RFC 7591 §2 (private_key_jwt, jwks, jwks_uri)
  */
 export const ClientSchema = strictObject({
@@ -152,6 +155,11 @@ export const ClientSchema = strictObject({
     .default('own')
     .describe(
       'Tokens the client may introspect: own (issued to it) or tenant (all, for a resource server)',
+    ),
+  allowed_origins: uniqueList(OriginSchema, 'origin')
+    .optional()
+    .describe(
+      'Web origins (http(s)://host[:port]) whose pages may call /token, /revoke and /.well-known/* (CORS), beyond the origins of redirect_uris',
     ),
   token_endpoint_auth_method: TokenEndpointAuthMethodSchema.optional().describe(
     'The only way the client may authenticate; default: client_secret_basic or client_secret_post with a client_secret, none without',
