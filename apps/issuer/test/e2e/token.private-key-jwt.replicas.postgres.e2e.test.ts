@@ -12,7 +12,8 @@ import { startIssuerCli } from '../support/process.js'
 import type { IssuerCli } from '../support/process.js'
 
 const HOST = 'pkp.test'
-const ISSUER = 'http://pkp.test'
+// With a port written, both replicas' issuer URL is this one, whatever port each listens on.
+const ISSUER = 'http://pkp.test:8080'
 const CLIENT = 'c3c3c3c3-0000-4000-8000-000000000001'
 
 describe('private_key_jwt on two replicas sharing one PostgreSQL', { timeout: 120_000 }, () => {
@@ -29,7 +30,7 @@ describe('private_key_jwt on two replicas sharing one PostgreSQL', { timeout: 12
       tmp.dir,
       `name: pkp
 config:
-  hosts: [${HOST}]
+  hosts: [${HOST}:8080]
   providers: [providers/users.mjs]
   clients:
     - client_id: ${CLIENT}
