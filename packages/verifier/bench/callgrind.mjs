@@ -1,13 +1,13 @@
 // `node bench/callgrind.mjs` (after `pnpm build`; needs valgrind): instructions executed per
 // verification, counted by callgrind, which a busy machine does not change the way it changes
-// time. Each case runs in its own process under `valgrind --tool=callgrind`, twice: warm-up, then
-// N and then 2N calls; the difference of the two totals over N leaves out start-up, warm-up and
-// everything else that does not grow with the calls. Cases: `verify` and the Koa `bearer`
+// time. Each case runs in its own process under `valgrind --tool=callgrind`: 2,000 calls to warm
+// up, then the process zeroes its own counters (callgrind_control), makes N calls, one at a time,
+// and has them dumped; start-up and warm-up are so left out. Cases: `verify` and the Koa `bearer`
 // middleware, HS256 and RS256, token cache off and on.
 // Environment: BENCH_CALLS (N, default 2000), BENCH_CASES (comma-separated; default all).
-// `node bench/callgrind.mjs <case> <calls>` is one such process: it makes the calls and exits.
+// `node bench/callgrind.mjs <case> <calls>` is one such process.
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -43,18 +43,29 @@ async function runCase(name, calls) {
       if (ctx.state.auth === undefined) throw new Error('the token was refused')
     }
   }
-  for (let i = 0; i < WARM_UP + calls; i += 1) await run()
+  for (let i = 0; i < WARM_UP; i += 1) await run()
+  control('--zero')
+  for (let i = 0; i < calls; i += 1) await run()
+  control('--dump')
 }
 
+/** Asks callgrind to act on this very process, which waits meanwhile. */
+function control(action) {
+  const result = spawnSync('callgrind_control', [action, String(process.pid)], {
+    encoding: 'utf8',
+  })
+  if (result.status !== 0) throw new Error(`callgrind_control ${action}: ${result.stderr}`)
+}
+
+/** Instructions per call of one case, in a process of its own under callgrind. */
 function instructions(name, calls) {
   const dir = mkdtempSync(join(tmpdir(), 'verifier-callgrind-'))
   try {
-    const out = join(dir, 'callgrind.out')
     const result = spawnSync(
       'valgrind',
       [
         '--tool=callgrind',
-        `--callgrind-out-file=${out}`,
+        `--callgrind-out-file=${join(dir, 'out.%p')}`,
         process.execPath,
         fileURLToPath(import.meta.url),
         name,
@@ -62,10 +73,13 @@ function instructions(name, calls) {
       ],
       { encoding: 'utf8' },
     )
-    if (result.status !== 0) throw new Error(`${name} ${calls}: ${result.stderr.slice(-2000)}`)
-    const totals = /^(?:summary|totals): (\d+)/m.exec(readFileSync(out, 'utf8'))
-    if (totals === null) throw new Error(`${name} ${calls}: no totals in the callgrind output`)
-    return Number(totals[1])
+    if (result.status !== 0) throw new Error(`${name}: ${result.stderr.slice(-2000)}`)
+    // The exit file is out.PID; the one dump, out.PID.1.
+    const dumps = readdirSync(dir).filter((file) => /^out\.\d+\.\d+$/.test(file))
+    if (dumps.length !== 1) throw new Error(`${name}: expected one dump, found ${dumps}`)
+    const totals = /^(?:summary|totals): (\d+)/m.exec(readFileSync(join(dir, dumps[0]), 'utf8'))
+    if (totals === null) throw new Error(`${name}: no totals in the callgrind dump`)
+    return Number(totals[1]) / calls
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
@@ -76,11 +90,7 @@ if (process.argv[2] !== undefined) {
 } else {
   const calls = Number(process.env.BENCH_CALLS ?? 2000)
   const cases = process.env.BENCH_CASES?.split(',') ?? CASES
-  console.log(`| case | Ir per call (${calls} → ${2 * calls} calls) |`)
+  console.log(`| case | Ir per call (${calls} calls after ${WARM_UP}) |`)
   console.log('|---|---:|')
-  for (const name of cases) {
-    const once = instructions(name, calls)
-    const twice = instructions(name, 2 * calls)
-    console.log(`| ${name} | ${Math.round((twice - once) / calls)} |`)
-  }
+  for (const name of cases) console.log(`| ${name} | ${Math.round(instructions(name, calls))} |`)
 }
