@@ -1,11 +1,13 @@
 // `node bench/callgrind.mjs` (after `pnpm build`; needs valgrind): instructions executed per
 // verification, counted by callgrind, which a busy machine does not change the way it changes
-// time. Each case runs in its own process under `valgrind --tool=callgrind`: 2,000 calls to warm
-// up, then the process zeroes its own counters (callgrind_control), makes N calls, one at a time,
-// and has them dumped; start-up and warm-up are so left out. Cases: `verify` and the Koa `bearer`
-// middleware, HS256 and RS256, token cache off and on.
-// Environment: BENCH_CALLS (N, default 2000), BENCH_CASES (comma-separated; default all).
-// `node bench/callgrind.mjs <case> <calls>` is one such process.
+// time. Each case runs in its own process under `valgrind --tool=callgrind`: warm-up calls, then
+// the process zeroes its own counters (callgrind_control), makes N calls, one at a time, and has
+// them dumped; start-up and warm-up are so left out. Cases: `verify` and the Koa `bearer`
+// middleware, HS256 and RS256, token cache off and on. Compare two builds by running this script
+// from each checkout, and repeat a case when it matters: a garbage collection that falls inside
+// the N calls or not moves a figure by several percent.
+// Environment: BENCH_CALLS (N, default 2000), BENCH_WARMUP (default 2000), BENCH_CASES
+// (comma-separated; default all). `node bench/callgrind.mjs <case> <calls>` is one such process.
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -21,7 +23,7 @@ const CASES = [
   'koa-rs',
   'koa-rs-cached',
 ]
-const WARM_UP = 2000
+const WARM_UP = Number(process.env.BENCH_WARMUP ?? 2000)
 
 async function runCase(name, calls) {
   // Imported here only: the parent never builds a verifier.
