@@ -69,6 +69,8 @@ function instructions(name, calls) {
         '--tool=callgrind',
         `--callgrind-out-file=${join(dir, 'out.%p')}`,
         process.execPath,
+        // One thread for V8: no compiler or GC helper thread adds its work to a window of calls.
+        '--single-threaded',
         fileURLToPath(import.meta.url),
         name,
         String(calls),
