@@ -42,6 +42,12 @@ export interface IssuerOptions {
   watch?: boolean
   /** Where tenants come from; default: the source TESSERA_CONFIG_SOURCE names. */
   source?: TenantSource
+  /**
+   * `dev` only (ignored by `start`): the port the tenants' listener is on. A tenant's first host
+   * written without a port takes it in the issuer URL (`iss`, metadata, endpoints), on every
+   * build, reloads included. Absent, the host is used as written.
+   */
+  port?: number
 }
 
 /** A composed issuer: the app plus what must be closed on shutdown. */
@@ -114,6 +120,7 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
     const store = await openStoreOnce()
     return createTenantRuntimes(tenants, {
       scheme: options.mode === 'dev' ? 'http' : 'https',
+      ...(options.mode === 'dev' && options.port !== undefined ? { port: options.port } : {}),
       jwtSecret: settings.jwtSecret,
       accessTokenTtlSeconds: Math.round(settings.tokenExpirationHours * 3600),
       keyStore: store.keys,
