@@ -221,7 +221,9 @@ describe('ADMIN_TOKEN settings (issue #13)', () => {
       ADMIN_TOKEN,
     })
     try {
-      const lines = off.logs.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line))
+      const lines = off.logs
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
       expect(lines).toContainEqual(
         expect.objectContaining({
           level: 40,
