@@ -88,6 +88,8 @@ describe('the admin API (issue #13)', { timeout: 120_000 }, () => {
       const port = new URL(cli.url).port
       expect(res.headers['content-type']).toMatch(/^application\/json/)
       expect(res.headers['cache-control']).toBe('no-store')
+      // `dev` gives a first host written without a port the port it listens on.
+      const port = new URL(cli.url).port
       expect(res.json).toEqual({
         tenants: [
           {
