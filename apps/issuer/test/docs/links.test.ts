@@ -99,15 +99,28 @@ describe('documentation links', () => {
     expect(missing).toEqual([])
   })
 
+  it('names only pages of docs/ that exist in source comments and messages', () => {
+    const missing: string[] = []
+    for (const file of FILES.filter((path) => /\.(ts|mjs|js)$/.test(path))) {
+      if (file.includes('/dist/')) continue
+      for (const match of readFileSync(file, 'utf8').matchAll(/\bdocs\/([\w-]+\.md)\b/g)) {
+        if (!existsSync(join(REPO, 'docs', match[1]!))) {
+          missing.push(`${relative(REPO, file)}: docs/${match[1]!}`)
+        }
+      }
+    }
+    expect(missing).toEqual([])
+  })
+
   it('tells a broken link, a missing heading and a link out of the repository apart', () => {
     const readme = join(REPO, 'README.md')
     expect(brokenLink(readme, 'docs/configuration.md#clients')).toBeUndefined()
-    expect(brokenLink(readme, 'docs/nothing.md')).toBe('no such file')
+    expect(brokenLink(readme, ['docs', 'nothing.md'].join('/'))).toBe('no such file')
     expect(brokenLink(readme, 'docs/configuration.md#no-such-heading')).toBe(
       'no heading #no-such-heading',
     )
     expect(brokenLink(readme, '../elsewhere/x.md')).toBe('leads out of the repository')
-    expect(relativeLinks('[a](https://x.test) [b](docs/x.md) `[c](y.md)`')).toEqual(['docs/x.md'])
+    expect(relativeLinks('[a](https://x.test) [b](guide/x.md) `[c](y.md)`')).toEqual(['guide/x.md'])
   })
 })
 
