@@ -4,7 +4,13 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApp } from '../src/index.js'
 import type { DemoApi } from '../src/index.js'
-import { JWT_SECRET, loopbackFetch, passwordToken, startIssuer } from './support/issuer.js'
+import {
+  clientCredentialsToken,
+  JWT_SECRET,
+  loopbackFetch,
+  passwordToken,
+  startIssuer,
+} from './support/issuer.js'
 import type { IssuerProcess } from './support/issuer.js'
 
 const AUDIENCE = 'https://orders.demo.test'
@@ -93,6 +99,35 @@ describe('demo-api against a real issuer', () => {
   it('POST /orders needs orders:write', async () => {
     expect((await call('/orders', tokens.rs, 'POST')).status).toBe(201)
     expect((await call('/orders', tokens.hs, 'POST')).status).toBe(403)
+  })
+
+  it('serves a service calling with a client_credentials token, by its scopes (#13)', async () => {
+    const services = [
+      { host: HS.host, id: '44444444-4444-4444-8444-444444444444', secret: 'service-secret-1' },
+      { host: RS.host, id: '55555555-5555-4555-8555-555555555555', secret: 'service-secret-2' },
+    ]
+    for (const service of services) {
+      const readOnly = await clientCredentialsToken(
+        issuer.url,
+        service.host,
+        service,
+        'orders:read',
+      )
+      expect((await call('/orders', readOnly)).status).toBe(200)
+      const me = await call('/me', readOnly)
+      // No user: the token is about the service itself.
+      expect(await me.json()).toMatchObject({
+        sub: service.id,
+        client_id: service.id,
+        iss: `http://${service.host}`,
+        scopes: ['orders:read'],
+      })
+      expect((await call('/orders', readOnly, 'POST')).status).toBe(403)
+      const full = await clientCredentialsToken(issuer.url, service.host, service)
+      const created = await call('/orders', full, 'POST')
+      expect(created.status).toBe(201)
+      expect(await created.json()).toMatchObject({ created_by: service.id })
+    }
   })
 
   it('refuses a token of a tenant it does not trust, though it shares the secret', async () => {

@@ -41,6 +41,12 @@ const password = (clientId) =>
     client_id: clientId,
     client_secret: 'bench-secret',
   })
+const clientCredentials = (clientId) =>
+  JSON.stringify({
+    grant_type: 'client_credentials',
+    client_id: clientId,
+    client_secret: 'bench-secret',
+  })
 const json = { 'content-type': 'application/json' }
 const scenarios = {
   'bare-koa': async (url) => ({
@@ -62,6 +68,18 @@ const scenarios = {
     method: 'POST',
     headers: { ...json, host: 'rs.bench' },
     body: password(RS),
+  }),
+  'hs-cc': async (url) => ({
+    url: `${url}/token`,
+    method: 'POST',
+    headers: { ...json, host: 'hs.bench' },
+    body: clientCredentials(HS),
+  }),
+  'rs-cc': async (url) => ({
+    url: `${url}/token`,
+    method: 'POST',
+    headers: { ...json, host: 'rs.bench' },
+    body: clientCredentials(RS),
   }),
 }
 const chosen = (process.env.BENCH_SCENARIOS ?? Object.keys(scenarios).join(',')).split(',')

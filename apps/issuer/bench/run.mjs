@@ -90,6 +90,12 @@ try {
       client_id: clientId,
       client_secret: 'bench-secret',
     })
+  const clientCredentials = (clientId) =>
+    JSON.stringify({
+      grant_type: 'client_credentials',
+      client_id: clientId,
+      client_secret: 'bench-secret',
+    })
   const post = (server, host, body) => ({
     server,
     options: async () => ({
@@ -119,6 +125,14 @@ try {
       options: () => refreshScenario(issuer.url, 'rs.bench', RS, CONNECTIONS),
     },
     'rs-password': { name: 'password grant, RS256', ...post(issuer, 'rs.bench', password(RS)) },
+    'hs-cc': {
+      name: 'client_credentials grant, HS256',
+      ...post(issuer, 'hs.bench', clientCredentials(HS)),
+    },
+    'rs-cc': {
+      name: 'client_credentials grant, RS256',
+      ...post(issuer, 'rs.bench', clientCredentials(RS)),
+    },
     jwks: {
       name: 'GET /.well-known/jwks.json',
       server: issuer,
@@ -134,9 +148,10 @@ try {
 
   // A short warm-up lets V8 optimise before the measured runs.
   for (const key of Object.keys(scenarios)) if (key !== 'sign') await measure(key, 2)
+  // Each baseline sits between its targets, so that both are measured right next to it.
   const groups = [
-    ['bare', 'hs-refresh'],
-    ['sign', 'rs-refresh'],
+    ['hs-cc', 'bare', 'hs-refresh'],
+    ['rs-cc', 'sign', 'rs-refresh'],
     ['hs-password', 'rs-password', 'jwks'],
   ]
   const rounds = []
@@ -175,6 +190,8 @@ try {
   report('RS256 refresh grant / jose RS256 sign rate', 'rs-refresh', 'sign', '0.80')
   report('HS256 refresh grant / bare Koa JSON route ', 'hs-refresh', 'bare', '0.50')
   report('RS256 password grant / jose RS256 sign rate', 'rs-password', 'sign', '—')
+  report('HS256 client_credentials / bare Koa JSON route', 'hs-cc', 'bare', '—')
+  report('RS256 client_credentials / jose RS256 sign rate', 'rs-cc', 'sign', '—')
   console.log(
     `HS256 refresh grant / bare Koa by CPU per request: ${fixed(medianOf((r) => r.bare.us / r['hs-refresh'].us))}`,
   )

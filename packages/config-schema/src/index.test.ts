@@ -61,7 +61,9 @@ describe('@tessera/config-schema', () => {
   it('types the model', () => {
     expectTypeOf<Tenant['jwtAlgorithm']>().toEqualTypeOf<JwtAlgorithm>()
     expectTypeOf<Client['grantTypes']>().toEqualTypeOf<GrantType[]>()
-    expectTypeOf<GrantType>().toEqualTypeOf<'authorization_code' | 'refresh_token' | 'password'>()
+    expectTypeOf<GrantType>().toEqualTypeOf<
+      'authorization_code' | 'refresh_token' | 'password' | 'client_credentials'
+    >()
     expectTypeOf<SettingName>().toEqualTypeOf<(typeof api.SETTING_NAMES)[number]>()
     expectTypeOf<Settings['configSource']>().toEqualTypeOf<'files' | 'kubernetes'>()
   })

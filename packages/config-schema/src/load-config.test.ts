@@ -229,7 +229,7 @@ describe('loadConfig', () => {
       const file = join(folder, 'acme.yaml')
       expect(await loadIssues(folder)).toEqual([
         `${file}:10: spec.clients.0.client_id: must be a UUID`,
-        `${file}:11: spec.clients.0.grant_types.1: unknown grant type "implicit"; expected one of authorization_code, refresh_token, password`,
+        `${file}:11: spec.clients.0.grant_types.1: unknown grant type "implicit"; expected one of authorization_code, refresh_token, password, client_credentials`,
       ])
     })
 

@@ -5,8 +5,16 @@
  * @module
  */
 
-/** Grant types a client may list. */
-export const GRANT_TYPES = ['authorization_code', 'refresh_token', 'password'] as const
+/**
+ * Grant types a client may list. `password` and `client_credentials` only when listed;
+ * `client_credentials` only for a client that can authenticate (RFC 6749 §4.4).
+ */
+export const GRANT_TYPES = [
+  'authorization_code',
+  'refresh_token',
+  'password',
+  'client_credentials',
+] as const
 /** One of {@link GRANT_TYPES}. */
 export type GrantType = (typeof GRANT_TYPES)[number]
 

@@ -325,17 +325,40 @@ describe('parseConfig', () => {
     it('wants known grant types, each once', () => {
       expect(
         problems(
-          tenant(
-            {},
-            { grant_types: ['authorization_code', 'client_credentials', 'authorization_code'] },
-          ),
+          tenant({}, { grant_types: ['authorization_code', 'implicit', 'authorization_code'] }),
         ),
       ).toEqual([
-        'config.clients.0.grant_types.1: unknown grant type "client_credentials"; expected one of authorization_code, refresh_token, password',
+        'config.clients.0.grant_types.1: unknown grant type "implicit"; expected one of authorization_code, refresh_token, password, client_credentials',
         'config.clients.0.grant_types.2: duplicate grant type "authorization_code"',
       ])
       expect(problems(tenant({}, { grant_types: [] }))).toEqual([
         'config.clients.0.grant_types: must not be empty',
+      ])
+    })
+
+    it('takes client_credentials only for a client with a client_secret', () => {
+      expect(
+        parseOne(
+          tenant(
+            {},
+            { client_secret: 's', grant_types: ['client_credentials'], redirect_uris: undefined },
+          ),
+        ).clients,
+      ).toEqual([expect.objectContaining({ grantTypes: ['client_credentials'], redirectUris: [] })])
+      expect(problems(tenant({}, { grant_types: ['client_credentials'] }))).toEqual([
+        'config.clients.0.grant_types: client_credentials needs a client_secret: a public client cannot authenticate for it',
+      ])
+      // Alongside other grants, and reported with the other problems of the client.
+      expect(
+        problems(
+          tenant(
+            {},
+            { grant_types: ['authorization_code', 'client_credentials'], redirect_uris: [] },
+          ),
+        ),
+      ).toEqual([
+        'config.clients.0.redirect_uris: must list at least one URL when grant_types includes authorization_code',
+        'config.clients.0.grant_types: client_credentials needs a client_secret: a public client cannot authenticate for it',
       ])
     })
 

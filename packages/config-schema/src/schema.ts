@@ -94,9 +94,10 @@ const DEFAULT_GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refres
  *
  * Defaults: `grant_types` [authorization_code, refresh_token], `redirect_uris` [], `scopes` [],
  * `introspection` own. `redirect_uris` must be non-empty when `grant_types` includes
- * authorization_code; `introspection: tenant` needs a `client_secret`.
+ * authorization_code; `introspection: tenant` and `client_credentials` need a `client_secret`.
  *
- * @see RFC 6749 §2 (clients), §3.1.2 (redirection endpoint), §3.3 (scope)
+ * @see RFC 6749 §2 (clients), §3.1.2 (redirection endpoint), §3.3 (scope), §4.4 (client
+ *   credentials)
  * @see RFC 7662 §2.1 (who may introspect)
  */
 export const ClientSchema = strictObject({
@@ -160,6 +161,29 @@ export const ClientSchema = strictObject({
           issue.path === undefined || issue.path.length === 0
             ? issue.code === 'unrecognized_keys'
             : issue.path[0] !== 'grant_types' && issue.path[0] !== 'redirect_uris',
+        ),
+    },
+  )
+  .superRefine(
+    (client, ctx) => {
+      // RFC 6749 §4.4: the grant is for confidential clients only; without a credential the
+      // token would go to anyone who knows the (public) client_id.
+      if (client.grant_types.includes('client_credentials') && client.client_secret === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          message:
+            'client_credentials needs a client_secret: a public client cannot authenticate for it',
+          path: ['grant_types'],
+        })
+      }
+    },
+    {
+      when: (payload) =>
+        payload.issues.every(
+          (issue) =>
+            issue.path === undefined ||
+            issue.path.length === 0 ||
+            (issue.path[0] !== 'grant_types' && issue.path[0] !== 'client_secret'),
         ),
     },
   )

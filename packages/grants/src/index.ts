@@ -16,6 +16,7 @@ export type { AccessTokenInput, IssuedAccessToken } from './access-token.js'
 export { handleTokenRequest } from './token-endpoint.js'
 export type { TokenRequestInput } from './token-endpoint.js'
 export { passwordGrant } from './password.js'
+export { clientCredentialsGrant } from './client-credentials.js'
 export { authorizationCodeGrant } from './authorization-code.js'
 export { refreshTokenGrant } from './refresh-token.js'
 export {

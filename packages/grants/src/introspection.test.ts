@@ -46,6 +46,11 @@ const payloads: Record<string, JWTPayload> = {
   'at.web': { iss: 'https://acme.test', sub: 'alice', client_id: 'web', jti: 'plain', exp },
   'at.family': { iss: 'https://acme.test', sub: 'alice', client_id: 'web', jti: 'fam.x', exp },
   'at.gone': { iss: 'https://acme.test', sub: 'alice', client_id: 'web', jti: 'gone.x', exp },
+  // A client_credentials token: sub is the client, the jti names no family.
+  'at.service': { iss: 'https://acme.test', sub: 'other', client_id: 'other', jti: 'svc', exp },
+  // Forged jtis (only a holder of an HS256 secret could sign them) naming web's live family.
+  'at.borrowed': { iss: 'https://acme.test', sub: 'other', client_id: 'other', jti: 'fam.y', exp },
+  'at.othersub': { iss: 'https://acme.test', sub: 'mallory', client_id: 'web', jti: 'fam.z', exp },
   'at.nojti': { iss: 'https://acme.test', sub: 'alice', client_id: 'web', exp },
   'at.longjti': { iss: 'https://acme.test', client_id: 'web', jti: 'x'.repeat(600), exp },
   'at.oddjti': { iss: 'https://acme.test', client_id: 'web', jti: 'a.b.c\ud800', exp },
@@ -162,6 +167,34 @@ describe('introspectToken (#11)', () => {
     families.get('fam')!.revokedAt = now - 1
     expect(await introspect('at.family', web)).toEqual({ active: false })
     expect(await introspect('at.gone', web)).toEqual({ active: false })
+  })
+
+  it('keeps a family-less (client_credentials) token active until revoked itself', async () => {
+    expect(await introspect('at.service', other)).toMatchObject({
+      active: true,
+      sub: 'other',
+      client_id: 'other',
+    })
+    // No family is looked up for it, and revoking every family changes nothing for it.
+    expect(calls).not.toContain('findFamily')
+    families.get('fam')!.revokedAt = now - 1
+    expect(await introspect('at.service', other)).toMatchObject({ active: true })
+    await revokeToken({ token: 'at.service' }, web, tenant, deps)
+    expect(await introspect('at.service', other)).toMatchObject({ active: true })
+    await revokeToken({ token: 'at.service' }, other, tenant, deps)
+    expect([...marks]).toEqual([['acme/access_token_revoked/svc', exp * 1000]])
+    expect(await introspect('at.service', other)).toEqual({ active: false })
+  })
+
+  it('never lets a jti borrow the live family of another client or subject', async () => {
+    expect(await introspect('at.family', web)).toMatchObject({ active: true })
+    expect(await introspect('at.borrowed', other)).toEqual({ active: false })
+    expect(await introspect('at.borrowed', resourceServer)).toEqual({ active: false })
+    expect(await introspect('at.othersub', web)).toEqual({ active: false })
+    // Revoking the forged token marks its own jti only; web's sign-in stays live.
+    await revokeToken({ token: 'at.borrowed' }, other, tenant, deps)
+    expect(families.get('fam')).not.toHaveProperty('revokedAt')
+    expect(await introspect('at.family', web)).toMatchObject({ active: true })
   })
 
   it('reports an access token without a jti or exp of its making inactive, asking no store', async () => {

@@ -23,7 +23,9 @@ export const REVOKED_ACCESS_TOKEN = 'access_token_revoked'
  * - An access token is active while its signature, issuer and expiry verify (an HS256 token at
  *   an RS256 tenant only if issued before the switch; a revoked kid no longer verifies), its
  *   family (code and refresh grants) is not revoked (refresh-token reuse, a replayed code,
- *   /revoke), and it was not itself revoked through /revoke.
+ *   /revoke), and it was not itself revoked through /revoke. Password and client_credentials
+ *   tokens have no family: nothing but their key, the algorithm rule or their own revocation
+ *   ends them before exp.
  *
  * `token_type_hint` only orders the search (§2.1): a token of the other type is still found.
  *
@@ -121,6 +123,14 @@ export async function isAccessTokenLive(
     familyId === undefined ? undefined : deps.refreshTokens.findFamily(tenant.name, familyId),
   ])
   if (revoked) return false
+  // No family: a password or client_credentials token, live until its exp.
   if (familyId === undefined) return true
-  return family !== undefined && family.revokedAt === undefined
+  // The family must be the one the token was issued from: the same client and subject. Tessera
+  // never issues otherwise, so a mismatch means a jti forged to borrow another sign-in's family.
+  return (
+    family !== undefined &&
+    family.revokedAt === undefined &&
+    family.clientId === payload.client_id &&
+    family.sub === payload.sub
+  )
 }

@@ -2,6 +2,7 @@ import { authenticateClient } from './client-auth.js'
 import type { GrantDeps, TenantContext, TokenResponse } from './context.js'
 import { OAuthError } from './errors.js'
 import { authorizationCodeGrant } from './authorization-code.js'
+import { clientCredentialsGrant } from './client-credentials.js'
 import { passwordGrant } from './password.js'
 import { refreshTokenGrant } from './refresh-token.js'
 import type { TokenParams } from './request.js'
@@ -15,7 +16,12 @@ export interface TokenRequestInput {
   address: string
 }
 
-const KNOWN_GRANTS = new Set(['authorization_code', 'refresh_token', 'password'])
+const KNOWN_GRANTS = new Set([
+  'authorization_code',
+  'refresh_token',
+  'password',
+  'client_credentials',
+])
 
 /**
  * The token endpoint: checks `grant_type`, authenticates the client, then runs the grant.
@@ -32,12 +38,15 @@ export async function handleTokenRequest(
   if (!KNOWN_GRANTS.has(grantType)) {
     throw new OAuthError('unsupported_grant_type', 'unsupported grant_type')
   }
-  const { client } = authenticateClient(input.params, input.authorization, tenant.clients)
+  const authenticated = authenticateClient(input.params, input.authorization, tenant.clients)
+  const { client } = authenticated
   switch (grantType) {
     case 'authorization_code':
       return authorizationCodeGrant(input.params, client, tenant, deps)
     case 'refresh_token':
       return refreshTokenGrant(input.params, client, tenant, deps)
+    case 'client_credentials':
+      return clientCredentialsGrant(input.params, authenticated, tenant, deps)
     default:
       return passwordGrant(input.params, client, input.address, tenant, deps)
   }

@@ -180,3 +180,27 @@ export async function passwordToken(
   }
   return body.access_token
 }
+
+/** An access token from the client_credentials grant of the tenant at `host`: about `client`. */
+export async function clientCredentialsToken(
+  issuerUrl: string,
+  host: string,
+  client: { id: string; secret: string },
+  scope?: string,
+): Promise<string> {
+  const response = await loopbackFetch(issuerUrl)(`http://${host}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: client.id,
+      client_secret: client.secret,
+      ...(scope === undefined ? {} : { scope }),
+    }).toString(),
+  })
+  const body = (await response.json()) as { access_token?: string }
+  if (response.status !== 200 || typeof body.access_token !== 'string') {
+    throw new Error(`token request failed: ${response.status} ${JSON.stringify(body)}`)
+  }
+  return body.access_token
+}

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url'
 import { startIssuerProcess } from '@tessera/test-support'
 import type { IssuerProcess } from '@tessera/test-support'
 
-export { loopbackFetch, passwordToken } from '@tessera/test-support'
+export { clientCredentialsToken, loopbackFetch, passwordToken } from '@tessera/test-support'
 export type { IssuerProcess } from '@tessera/test-support'
 
 export const ISSUER_FIXTURE = fileURLToPath(new URL('../fixtures/', import.meta.url))

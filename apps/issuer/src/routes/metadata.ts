@@ -21,7 +21,12 @@ export function authorizationServerMetadata(runtime: TenantRuntime): Record<stri
     introspection_endpoint: `${issuer}/introspect`,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token', 'password'],
+    grant_types_supported: [
+      'authorization_code',
+      'refresh_token',
+      'password',
+      'client_credentials',
+    ],
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: AUTH_METHODS,
     revocation_endpoint_auth_methods_supported: AUTH_METHODS,

@@ -49,7 +49,12 @@ describe('GET /.well-known/jwks.json and metadata', () => {
         introspection_endpoint: `${HS.issuer}/introspect`,
         response_types_supported: ['code'],
         response_modes_supported: ['query'],
-        grant_types_supported: ['authorization_code', 'refresh_token', 'password'],
+        grant_types_supported: [
+          'authorization_code',
+          'refresh_token',
+          'password',
+          'client_credentials',
+        ],
         code_challenge_methods_supported: ['S256'],
         token_endpoint_auth_methods_supported: [
           'client_secret_basic',

@@ -100,6 +100,11 @@ describe('README walk-through', () => {
     expectAsShown(JSON.parse(await run(code)), shownJson(code))
   })
 
+  it('gets a service its own token with the client_credentials grant, as shown', async () => {
+    const code = block(blocks, 'grant_type=client_credentials')
+    expectAsShown(JSON.parse(await run(code)), shownJson(code))
+  })
+
   it('decodes an RS256 token into the header and claims shown', async () => {
     const code = block(blocks, 'split(".")')
     const out = await run(code)

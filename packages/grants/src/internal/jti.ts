@@ -2,7 +2,8 @@
  * The `jti` of an access token issued from a refresh family (code and refresh grants) is
  * `<familyId>.<random id>`: still an opaque unique identifier to everyone else (RFC 7519 §4.1.7),
  * but it lets introspection find the family, and its revocation, without a write per token.
- * Family ids are random ids, which never contain a dot; a password-grant jti has no dot at all.
+ * Family ids are random ids, which never contain a dot; a password or client_credentials jti
+ * has no dot at all.
  */
 export function familyJti(familyId: string, randomId: string): string {
   return `${familyId}.${randomId}`
