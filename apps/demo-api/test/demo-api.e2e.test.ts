@@ -14,10 +14,18 @@ import {
 import type { IssuerProcess } from './support/issuer.js'
 
 const AUDIENCE = 'https://orders.demo.test'
-const HS = { host: 'hs.demo.test', id: '11111111-1111-4111-8111-111111111111', secret: 'secret-1' }
-const RS = { host: 'rs.demo.test', id: '22222222-2222-4222-8222-222222222222', secret: 'secret-2' }
+const HS = {
+  host: 'hs.demo.test:8080',
+  id: '11111111-1111-4111-8111-111111111111',
+  secret: 'secret-1',
+}
+const RS = {
+  host: 'rs.demo.test:8080',
+  id: '22222222-2222-4222-8222-222222222222',
+  secret: 'secret-2',
+}
 const OTHER = {
-  host: 'other.demo.test',
+  host: 'other.demo.test:8080',
   id: '33333333-3333-4333-8333-333333333333',
   secret: 'secret-3',
 }

@@ -32,6 +32,18 @@ export interface AppDeps {
   ping: () => Promise<void>
 }
 
+/**
+ * The tenant endpoints that browser apps on other origins may call (CORS for the tenant's
+ * origins, docs/cors.md). /userinfo joins this list when it exists. Never /introspect: it is
+ * for resource servers, and a browser must not learn from it whether a token is active.
+ */
+export const CORS_PATHS: readonly string[] = [
+  '/token',
+  '/revoke',
+  '/.well-known/jwks.json',
+  '/.well-known/oauth-authorization-server',
+]
+
 // Metric labels come from this fixed list so that probing random paths cannot grow them.
 const KNOWN_ROUTES = new Set([
   '/token',
@@ -155,6 +167,7 @@ export function createApp(deps: AppDeps): Koa {
       '/.well-known/jwks.json': { GET: jwksRoute() },
       '/.well-known/oauth-authorization-server': { GET: metadataRoute() },
     },
+    cors: CORS_PATHS,
   })
   const { logger, metrics } = deps
   const requestLogger = createRequestLogger(logger)

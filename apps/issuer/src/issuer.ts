@@ -9,6 +9,7 @@ import type Koa from 'koa'
 import type { Logger } from 'pino'
 import { createAdminApp } from './admin.js'
 import { createApp } from './app.js'
+import { KEY_POLL_INTERVAL_MS } from './key-admin.js'
 import { keyEncryptionIssue } from './key-encryption.js'
 import { createMetrics } from './metrics.js'
 import type { Metrics } from './metrics.js'
@@ -18,15 +19,11 @@ import type { TenantSource, TenantTarget } from './sources/source.js'
 import { createTenantRegistry, createTenantRuntimes } from './tenants.js'
 import type { TenantRegistry, TenantRuntime } from './tenants.js'
 
+export { KEY_POLL_INTERVAL_MS } from './key-admin.js'
+
 /** How long a login form stays usable: long enough to type, short enough to be worthless if leaked. */
 const LOGIN_TTL_SECONDS = 600
 const PURGE_INTERVAL_MS = 10 * 60_000
-/**
- * How often every key ring re-reads the store: a `tessera keys rotate|revoke` run, or another
- * replica's rotation, reaches this process within this time.
- * The same poll rotates keys older than KEY_ROTATION_DAYS and prunes keys past the grace.
- */
-export const KEY_POLL_INTERVAL_MS = 5_000
 
 export interface IssuerOptions {
   settings: Settings
@@ -45,13 +42,19 @@ export interface IssuerOptions {
   watch?: boolean
   /** Where tenants come from; default: the source TESSERA_CONFIG_SOURCE names. */
   source?: TenantSource
+  /**
+   * `dev` only (ignored by `start`): the port the tenants' listener is on. A tenant's first host
+   * written without a port takes it in the issuer URL (`iss`, metadata, endpoints), on every
+   * build, reloads included. Absent, the host is used as written.
+   */
+  port?: number
 }
 
 /** A composed issuer: the app plus what must be closed on shutdown. */
 export interface Issuer {
   /** The tenants' app: the OAuth endpoints on each tenant's hosts, /healthz and /readyz. */
   app: Koa
-  /** The admin listener's app: /metrics, /healthz and /readyz (`createAdminApp`). */
+  /** The admin listener's app: /metrics, /healthz, /readyz and, with ADMIN_TOKEN, /admin (`createAdminApp`). */
   adminApp: Koa
   /** The tenants being served; each accepted change swaps what is behind it. */
   registry: TenantRegistry
@@ -117,6 +120,7 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
     const store = await openStoreOnce()
     return createTenantRuntimes(tenants, {
       scheme: options.mode === 'dev' ? 'http' : 'https',
+      ...(options.mode === 'dev' && options.port !== undefined ? { port: options.port } : {}),
       jwtSecret: settings.jwtSecret,
       accessTokenTtlSeconds: Math.round(settings.tokenExpirationHours * 3600),
       keyStore: store.keys,
@@ -197,7 +201,26 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
       ready,
       ping,
     })
-    const adminApp = createAdminApp({ registry: metrics.registry, logger, ready, ping })
+    const adminApp = createAdminApp({
+      registry: metrics.registry,
+      logger,
+      ready,
+      ping,
+      ...(settings.adminToken === undefined
+        ? {}
+        : {
+            api: {
+              token: settings.adminToken,
+              registry,
+              keys: store.keys,
+              graceMs: settings.jwksGraceHours * 3_600_000,
+              now: clock,
+              ...(settings.keyEncryptionSecret === undefined
+                ? {}
+                : { encryptionSecret: settings.keyEncryptionSecret }),
+            },
+          }),
+    })
     // Expired codes, families and marks are dead weight; sweep them now and then.
     const sweep = setInterval(() => {
       store.expiry.purgeExpired(clock()).catch((error: unknown) => {

@@ -8,6 +8,7 @@ import {
   verifyStoredKeys,
 } from '@tessera/keys'
 import type { KeyRing, KeyStore, TokenSigner } from '@tessera/keys'
+import { corsOrigins } from './http/cors.js'
 
 /** A tenant ready to serve: its grant context, its key ring and its issuer URL. */
 export interface TenantRuntime {
@@ -15,6 +16,8 @@ export interface TenantRuntime {
   issuer: string
   context: TenantContext
   keyRing: KeyRing
+  /** The origins answered CORS on the browser-facing endpoints (see `corsOrigins`). */
+  corsOrigins: ReadonlySet<string>
 }
 
 /** The served tenants, looked up by the Host header. */
@@ -26,6 +29,11 @@ export interface TenantRegistry {
 export interface TenantRuntimeOptions {
   /** The scheme of the tenants' issuer URLs: `https` in production, `http` in dev. */
   scheme: 'http' | 'https'
+  /**
+   * `dev` only: the port the tenants' listener is on, given to every host written without a
+   * port. Absent (`start`), the issuer URL is the first host exactly as written.
+   */
+  port?: number
   jwtSecret: string | undefined
   accessTokenTtlSeconds: number
   keyStore: KeyStore
@@ -39,9 +47,23 @@ export interface TenantRuntimeOptions {
   users: (tenant: Tenant) => UserAuthenticator
 }
 
-/** The issuer URL: scheme + the tenant's first host, so it is stable whichever host served. */
-export function issuerUrl(tenant: Tenant, scheme: 'http' | 'https'): string {
-  return `${scheme}://${tenant.hosts[0]}`
+/**
+ * The issuer URL: scheme + the tenant's first host, so it is stable whichever host served. With
+ * `port` (`dev`), a first host written without a port takes it: `acme.localhost` served on port
+ * 3100 issues `http://acme.localhost:3100`; a host that names its port keeps it.
+ */
+export function issuerUrl(tenant: Tenant, scheme: 'http' | 'https', port?: number): string {
+  const host = tenant.hosts[0] ?? ''
+  if (port === undefined || hasPort(host)) return `${scheme}://${host}`
+  // A bare IPv6 literal (more than one colon, no brackets) goes in brackets before a port.
+  const name = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
+  return `${scheme}://${name}:${port}`
+}
+
+/** Whether a host as written names a port: `name:port` or `[v6]:port`. */
+function hasPort(host: string): boolean {
+  if (host.startsWith('[')) return /^\[[^\]]*\]:\d+$/.test(host)
+  return /^[^:]*:\d+$/.test(host)
 }
 
 /**
@@ -86,7 +108,7 @@ export async function createTenantRuntimes(
       rotationMs: options.keyRotationMs,
       ...encryption,
     })
-    const issuer = issuerUrl(tenant, options.scheme)
+    const issuer = issuerUrl(tenant, options.scheme, options.port)
     const secret = tenant.jwtSecret ?? options.jwtSecret
     let signer: TokenSigner
     if (tenant.jwtAlgorithm === 'RS256') {
@@ -103,6 +125,7 @@ export async function createTenantRuntimes(
       tenant,
       issuer,
       keyRing,
+      corsOrigins: corsOrigins(tenant),
       context: {
         name: tenant.name,
         issuer,

@@ -50,6 +50,11 @@ export interface Client {
   scopes: string[]
   /** Whose tokens it may introspect; public clients introspect none, whatever this says. */
   introspection: IntrospectionScope
+  /**
+   * Serialized origins (`https://app.example.com`) allowed CORS beyond those of the redirect
+   * URIs; absent when none are listed.
+   */
+  allowedOrigins?: string[]
 }
 
 /** One tenant, normalised. */

@@ -150,6 +150,9 @@ function toTenant(
       const secret = resolved.clientSecrets.get(index)
       if (secret !== undefined) normalised.clientSecret = secret
       if (client.client_name !== undefined) normalised.name = client.client_name
+      if (client.allowed_origins !== undefined && client.allowed_origins.length > 0) {
+        normalised.allowedOrigins = client.allowed_origins
+      }
       return normalised
     }),
     source,

@@ -18,6 +18,7 @@ import {
   SCOPE_TOKEN,
   TenantNameSchema,
 } from './internal/fields.js'
+import { OriginSchema } from './internal/origin.js'
 import { GRANT_TYPES, INTROSPECTION_SCOPES, JWT_ALGORITHMS } from './model.js'
 import type { GrantType } from './model.js'
 
@@ -93,12 +94,14 @@ const DEFAULT_GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refres
  * One OAuth client of a tenant, in wire form (`client_id`, `grant_types`, ...).
  *
  * Defaults: `grant_types` [authorization_code, refresh_token], `redirect_uris` [], `scopes` [],
- * `introspection` own. `redirect_uris` must be non-empty when `grant_types` includes
- * authorization_code; `introspection: tenant` and `client_credentials` need a `client_secret`.
+ * `introspection` own, no `allowed_origins`. `redirect_uris` must be non-empty when `grant_types`
+ * includes authorization_code; `introspection: tenant` and `client_credentials` need a
+ * `client_secret`.
  *
  * @see RFC 6749 §2 (clients), §3.1.2 (redirection endpoint), §3.3 (scope), §4.4 (client
  *   credentials)
  * @see RFC 7662 §2.1 (who may introspect)
+ * @see docs/cors.md (allowed_origins)
  */
 export const ClientSchema = strictObject({
   client_id: ClientIdSchema.describe('UUID of the client (any version)'),
@@ -141,6 +144,11 @@ export const ClientSchema = strictObject({
     .default('own')
     .describe(
       'Tokens the client may introspect: own (issued to it) or tenant (all, for a resource server)',
+    ),
+  allowed_origins: uniqueList(OriginSchema, 'origin')
+    .optional()
+    .describe(
+      'Web origins (http(s)://host[:port]) whose pages may call /token, /revoke and /.well-known/* (CORS), beyond the origins of redirect_uris',
     ),
 })
   .superRefine(

@@ -32,6 +32,9 @@ vi.mock('node:fs', async (importOriginal) => {
   return { ...fs, readFileSync, default: { ...fs, readFileSync } }
 })
 
+const ADMIN_TOKEN_MESSAGE =
+  'must be letters, digits and - . _ ~ + / (then = padding only), as a bearer token is sent (RFC 6750 §2.1); e.g. openssl rand -base64 32'
+
 beforeEach(() => {
   serviceAccount.file = SERVICE_ACCOUNT_NAMESPACE_FILE
   serviceAccount.content = undefined
@@ -109,6 +112,7 @@ describe('parseSettings', () => {
       PROVIDER_TIMEOUT_MS: '250',
       ADMIN_PORT: '0',
       ADMIN_HOST: '0.0.0.0',
+      ADMIN_TOKEN: 'a'.repeat(43) + '=',
       PASSWORD_MAX_FAILURES: '3',
       PASSWORD_MAX_FAILURES_PER_ADDRESS: '20',
       PASSWORD_FAILURE_WINDOW_SECONDS: '60',
@@ -135,6 +139,7 @@ describe('parseSettings', () => {
       providerTimeoutMs: 250,
       adminPort: 0,
       adminHost: '0.0.0.0',
+      adminToken: 'a'.repeat(43) + '=',
       passwordMaxFailures: 3,
       passwordMaxFailuresPerAddress: 20,
       passwordFailureWindowSeconds: 60,
@@ -173,6 +178,20 @@ describe('parseSettings', () => {
       ])
     },
   )
+
+  it('reads ADMIN_TOKEN, a bearer token of 32 characters or more; unset by default', () => {
+    expect(parseSettings({}, 'start').adminToken).toBeUndefined()
+    expect(parseSettings({ ADMIN_TOKEN: '' }, 'start').adminToken).toBeUndefined()
+    const token = 'aZ09-._~+/'.repeat(4) + '=='
+    expect(parseSettings({ ADMIN_TOKEN: token }, 'start').adminToken).toBe(token)
+  })
+
+  it('never repeats a refused ADMIN_TOKEN in its message', () => {
+    const token = 'secret value with spaces in it, long enough'
+    const [message] = issues({ ADMIN_TOKEN: token })
+    expect(message).toBe(`environment: ADMIN_TOKEN: ${ADMIN_TOKEN_MESSAGE}`)
+    expect(message).not.toContain('secret value')
+  })
 
   it('reads ADMIN_PORT as a port, 0 or off, on ADMIN_HOST', () => {
     expect(parseSettings({ ADMIN_PORT: 'off' }, 'start').adminPort).toBe('off')
@@ -270,6 +289,12 @@ describe('parseSettings', () => {
     ['ADMIN_PORT', '65536', 'must be off or an integer between 0 and 65535'],
     ['ADMIN_PORT', 'none', 'must be off or an integer between 0 and 65535'],
     ['ADMIN_PORT', '-1', 'must be off or an integer between 0 and 65535'],
+    ['ADMIN_TOKEN', 'short-admin-token', 'must be at least 32 characters'],
+    ['ADMIN_TOKEN', 'a'.repeat(31), 'must be at least 32 characters'],
+    ['ADMIN_TOKEN', `${'a'.repeat(32)}\n`, ADMIN_TOKEN_MESSAGE],
+    ['ADMIN_TOKEN', `${'a'.repeat(16)} ${'b'.repeat(16)}`, ADMIN_TOKEN_MESSAGE],
+    ['ADMIN_TOKEN', `${'a'.repeat(16)}=${'b'.repeat(16)}`, ADMIN_TOKEN_MESSAGE],
+    ['ADMIN_TOKEN', 'é'.repeat(32), ADMIN_TOKEN_MESSAGE],
     ['PASSWORD_MAX_FAILURES', '0', 'must be a positive integer'],
     ['PASSWORD_MAX_FAILURES_PER_ADDRESS', '2.5', 'must be a positive integer'],
     ['PASSWORD_FAILURE_WINDOW_SECONDS', '15m', 'must be a positive integer'],

@@ -37,6 +37,7 @@ export const SETTING_NAMES = [
   'PROVIDER_TIMEOUT_MS',
   'ADMIN_PORT',
   'ADMIN_HOST',
+  'ADMIN_TOKEN',
   'PASSWORD_MAX_FAILURES',
   'PASSWORD_MAX_FAILURES_PER_ADDRESS',
   'PASSWORD_FAILURE_WINDOW_SECONDS',
@@ -116,6 +117,11 @@ export interface Settings {
   /** ADMIN_HOST: listen address of the admin listener (default 127.0.0.1). */
   adminHost: string
   /**
+   * ADMIN_TOKEN: the bearer token of the admin API (`/admin/*` on the admin listener), at least
+   * 32 characters of the RFC 6750 token alphabet. Unset: the admin API answers 404.
+   */
+  adminToken?: string
+  /**
    * PASSWORD_MAX_FAILURES (extra): failed password checks allowed per tenant and username within
    * the window before 429 (default 5).
    */
@@ -146,6 +152,12 @@ export const SERVICE_ACCOUNT_NAMESPACE_FILE =
 
 /** A namespace name is a DNS label (RFC 1123), as Kubernetes validates it. */
 const NAMESPACE = /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?$/
+
+/**
+ * RFC 6750 §2.1 b64token: what can follow `Bearer ` in an Authorization header. A token outside
+ * it (a space, a trailing newline from a file) could never be sent, so it is refused at start.
+ */
+const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/
 
 const DECIMAL = /^(?:\d+(?:\.\d*)?|\.\d+)$/
 const INTEGER = /^\d+$/
@@ -214,6 +226,30 @@ const adminPort = () =>
       return z.NEVER
     }
     return value
+  })
+
+/**
+ * ADMIN_TOKEN: one problem at a time, the length first; the messages never repeat the value
+ * (settings problems are printed, and this is a secret).
+ */
+const adminToken = () =>
+  z.string().check((ctx) => {
+    const { value } = ctx
+    if (value.length < MIN_SECRET_LENGTH) {
+      ctx.issues.push({
+        code: 'custom',
+        input: value,
+        message: `must be at least ${MIN_SECRET_LENGTH} characters`,
+      })
+    } else if (!BEARER_TOKEN.test(value)) {
+      ctx.issues.push({
+        code: 'custom',
+        input: value,
+        message:
+          'must be letters, digits and - . _ ~ + / (then = padding only), as a bearer token is ' +
+          'sent (RFC 6750 §2.1); e.g. openssl rand -base64 32',
+      })
+    }
   })
 
 /** An environment variable: an empty value counts as unset. */
@@ -287,6 +323,7 @@ export const SettingsSchema = z.object({
   ),
   ADMIN_PORT: variable(adminPort().default(9464)),
   ADMIN_HOST: variable(z.string().default('127.0.0.1')),
+  ADMIN_TOKEN: variable(adminToken().optional()),
   PASSWORD_MAX_FAILURES: variable(positiveInteger().default(5)),
   PASSWORD_MAX_FAILURES_PER_ADDRESS: variable(positiveInteger().default(50)),
   PASSWORD_FAILURE_WINDOW_SECONDS: variable(positiveInteger().default(900)),
@@ -397,6 +434,7 @@ export function parseSettings(
   if (env.JWT_SECRET !== undefined) settings.jwtSecret = env.JWT_SECRET
   if (env.KEY_ENCRYPTION_SECRET !== undefined)
     settings.keyEncryptionSecret = env.KEY_ENCRYPTION_SECRET
+  if (env.ADMIN_TOKEN !== undefined) settings.adminToken = env.ADMIN_TOKEN
   return settings
 }
 

@@ -33,8 +33,9 @@ export interface IssuerProcessOptions {
   /** JWT_SECRET (32+ characters). */
   jwtSecret: string
   /**
-   * The port to listen on; default 0 (any free port). A fixed one is for tenants whose hosts
-   * must name the port the issuer really listens on.
+   * The port to listen on; default 0 (any free port). `dev` gives it to every tenant host
+   * written without a port, in the issuer URL: a fixture whose tests expect a fixed `iss` writes
+   * its hosts with a port.
    */
   port?: number
 }

@@ -7,8 +7,8 @@ import type { IssuerProcess } from './support/issuer.js'
 // Issue #13: a service's client_credentials token carries the same claims as a user's, with
 // sub = client_id; the verifier takes it unchanged under both algorithms.
 const AUDIENCE = 'https://api.verifier.test'
-const HS = { host: 'hs.verifier.test', id: '44444444-4444-4444-8444-444444444444' }
-const RS = { host: 'rs.verifier.test', id: '55555555-5555-4555-8555-555555555555' }
+const HS = { host: 'hs.verifier.test:8080', id: '44444444-4444-4444-8444-444444444444' }
+const RS = { host: 'rs.verifier.test:8080', id: '55555555-5555-4555-8555-555555555555' }
 
 let issuer: IssuerProcess
 beforeAll(async () => {

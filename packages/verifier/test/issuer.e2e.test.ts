@@ -6,17 +6,17 @@ import type { IssuerProcess } from './support/issuer.js'
 
 const AUDIENCE = 'https://api.verifier.test'
 const HS = {
-  host: 'hs.verifier.test',
+  host: 'hs.verifier.test:8080',
   id: '11111111-1111-4111-8111-111111111111',
   secret: 'secret-1',
 }
 const RS = {
-  host: 'rs.verifier.test',
+  host: 'rs.verifier.test:8080',
   id: '22222222-2222-4222-8222-222222222222',
   secret: 'secret-2',
 }
 const OTHER = {
-  host: 'other.verifier.test',
+  host: 'other.verifier.test:8080',
   id: '33333333-3333-4333-8333-333333333333',
   secret: 'secret-3',
 }

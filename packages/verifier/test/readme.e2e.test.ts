@@ -1,7 +1,6 @@
 import { execFile, spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import {
-  cpSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -63,7 +62,10 @@ function packageOf(specifier: string): string {
   return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!
 }
 
-/** The hosts of the example tenants, as `pnpm start` serves them: `acme.localhost:3000`. */
+/**
+ * The hosts of the example tenants, as `pnpm start` serves them: `acme.localhost:3000` (a host
+ * written without a port takes the one `dev` listens on).
+ */
 function exampleHosts(): Map<string, string> {
   const hosts = new Map<string, string>()
   for (const tenant of readdirSync(EXAMPLES_DIR, { withFileTypes: true })) {
@@ -103,24 +105,10 @@ let workDir: string
 
 beforeAll(async () => {
   workDir = mkdtempSync(join(tmpdir(), 'tessera-verifier-readme-'))
-  // The examples as `pnpm start` serves them, with hosts naming the port this issuer listens on.
-  const config = join(workDir, 'examples')
-  cpSync(EXAMPLES_DIR, config, { recursive: true })
-  for (let attempt = 0; ; attempt += 1) {
-    issuerPort = await freePort()
-    for (const tenant of exampleHosts().keys()) {
-      const file = join(config, tenant, 'tenant.yaml')
-      const yaml = readFileSync(join(EXAMPLES_DIR, tenant, 'tenant.yaml'), 'utf8')
-      writeFileSync(file, withPorts(yaml, issuerPort))
-    }
-    try {
-      issuer = await startIssuerProcess({ config, jwtSecret: JWT_SECRET, port: issuerPort })
-      break
-    } catch (error) {
-      // Another process took the port between freePort and listen: try another one.
-      if (attempt === 2) throw error
-    }
-  }
+  // The examples as `pnpm start` serves them, on any free port: their hosts name none, so `dev`
+  // gives each issuer URL the port it listens on (`http://acme.localhost:<port>`).
+  issuer = await startIssuerProcess({ config: EXAMPLES_DIR, jwtSecret: JWT_SECRET, port: 0 })
+  issuerPort = Number(new URL(issuer.url).port)
 })
 
 afterAll(async () => {

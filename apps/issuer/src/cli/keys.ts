@@ -1,11 +1,18 @@
 import { randomBytes } from 'node:crypto'
 import { parseSettings } from '@tessera/config-schema'
 import type { Settings, Tenant } from '@tessera/config-schema'
-import { KeyError, readKeys, revokeKey, rotateKey } from '@tessera/keys'
-import type { KeyInfo } from '@tessera/keys'
 import { openStore } from '@tessera/store'
 import type { Store } from '@tessera/store'
-import { checkSettings, KEY_POLL_INTERVAL_MS } from '../issuer.js'
+import { checkSettings } from '../issuer.js'
+import {
+  findTenant,
+  KEY_PROPAGATION_SECONDS,
+  KeyAdminError,
+  listTenantKeys,
+  revokeTenantKey,
+  rotateTenantKey,
+} from '../key-admin.js'
+import type { KeyAdminOptions, KeyListEntry } from '../key-admin.js'
 import { assertConfigExists } from './config-directory.js'
 import { parseCommandLine } from './flags.js'
 import { HELP, UsageError, wantsHelp } from './help.js'
@@ -28,29 +35,11 @@ const ALLOWED: Record<Subcommand, readonly string[]> = {
   revoke: ['tenant', 'kid', 'dev'],
 }
 
-/** A request the keys cannot satisfy (unknown tenant, HS256 tenant): one line, exit 1. */
-class KeysError extends Error {}
-
-/** One row of `tessera keys list --json`. Times are ISO 8601 (UTC). */
-interface KeyListEntry {
-  tenant: string
-  kid: string
-  state: KeyInfo['state']
-  createdAt: string
-  retiredAt?: string
-  publishedUntil?: string
-  alg: KeyInfo['alg']
-}
-
 interface Context {
   settings: Settings
   tenants: Tenant[]
   store: Store
 }
-
-const iso = (epochMs: number): string => new Date(epochMs).toISOString()
-const graceMs = (settings: Settings): number => settings.jwksGraceHours * 3_600_000
-const pollSeconds = KEY_POLL_INTERVAL_MS / 1000
 
 /**
  * `tessera keys list|rotate|revoke`: inspects and changes the RS256 keys in the database a
@@ -75,11 +64,7 @@ export async function keysCommand(args: string[]): Promise<number> {
   try {
     return await run(args)
   } catch (error) {
-    if (error instanceof KeysError) {
-      process.stderr.write(`tessera keys: ${error.message}\n`)
-      return 1
-    }
-    if (error instanceof KeyError && error.code === 'ERR_KEY_NOT_FOUND') {
+    if (error instanceof KeyAdminError) {
       process.stderr.write(`tessera keys: ${error.message}\n`)
       return 1
     }
@@ -138,24 +123,15 @@ async function run(args: string[]): Promise<number> {
   }
 }
 
-function findTenant(tenants: readonly Tenant[], name: string): Tenant {
-  const tenant = tenants.find((candidate) => candidate.name === name)
-  if (tenant === undefined) {
-    const known = tenants.map((candidate) => candidate.name).join(', ')
-    throw new KeysError(`unknown tenant "${name}"; the configuration has: ${known}`)
-  }
-  return tenant
-}
-
 function onlyTenant(context: Context): Tenant {
   const [tenant] = context.tenants
   if (tenant === undefined) throw new Error('unreachable: rotate and revoke name one tenant')
   return tenant
 }
 
-function stateText(key: KeyInfo): string {
+function stateText(key: KeyListEntry): string {
   if (key.state === 'retired' && key.publishedUntil !== undefined) {
-    return `retired until ${iso(key.publishedUntil)}`
+    return `retired until ${key.publishedUntil}`
   }
   return key.state
 }
@@ -177,25 +153,15 @@ function table(rows: string[][]): string {
 }
 
 async function list(context: Context, json: boolean): Promise<number> {
-  const { settings, store } = context
+  const options = keyAdminOptions(context.settings, context.store)
   const perTenant = await Promise.all(
     context.tenants.map(async (tenant) => ({
       tenant,
-      keys: await readKeys({ tenant: tenant.name, store: store.keys, graceMs: graceMs(settings) }),
+      keys: await listTenantKeys(tenant, options),
     })),
   )
   if (json) {
-    const entries = perTenant.flatMap(({ keys }) =>
-      keys.map((key): KeyListEntry => ({
-        tenant: key.tenant,
-        kid: key.kid,
-        state: key.state,
-        createdAt: iso(key.createdAt),
-        ...(key.retiredAt === undefined ? {} : { retiredAt: iso(key.retiredAt) }),
-        ...(key.publishedUntil === undefined ? {} : { publishedUntil: iso(key.publishedUntil) }),
-        alg: key.alg,
-      })),
-    )
+    const entries = perTenant.flatMap(({ keys }) => keys)
     process.stdout.write(`${JSON.stringify(entries, null, 2)}\n`)
     return 0
   }
@@ -203,7 +169,7 @@ async function list(context: Context, json: boolean): Promise<number> {
     const title = `${tenant.name} (signs with ${tenant.jwtAlgorithm})\n`
     if (keys.length === 0) return `${title}  no keys\n`
     const rows = [['KID', 'STATE', 'CREATED', 'ALG']]
-    for (const key of keys) rows.push([key.kid, stateText(key), iso(key.createdAt), key.alg])
+    for (const key of keys) rows.push([key.kid, stateText(key), key.createdAt, key.alg])
     return title + table(rows)
   })
   process.stdout.write(blocks.join('\n'))
@@ -211,42 +177,25 @@ async function list(context: Context, json: boolean): Promise<number> {
 }
 
 async function rotate(context: Context): Promise<number> {
-  const { settings, store } = context
   const tenant = onlyTenant(context)
-  if (tenant.jwtAlgorithm !== 'RS256') {
-    throw new KeysError(
-      `tenant "${tenant.name}" signs with ${tenant.jwtAlgorithm}; only RS256 keys rotate ` +
-        '(set jwt_algorithm: RS256 to switch it)',
-    )
-  }
-  const now = Date.now()
-  const result = await rotateKey({
-    tenant: tenant.name,
-    store: store.keys,
-    now: () => now,
-    ...encryption(settings),
-  })
+  const result = await rotateTenantKey(tenant, keyAdminOptions(context.settings, context.store))
   let out = `tenant "${tenant.name}": new active key ${result.kid}\n`
-  for (const kid of result.retired) {
-    out += `retired ${kid}: stays in the JWKS until ${iso(now + graceMs(settings))}\n`
+  for (const { kid, publishedUntil } of result.retired) {
+    out += `retired ${kid}: stays in the JWKS until ${publishedUntil}\n`
   }
-  out += `running issuers sign with ${result.kid} within ${pollSeconds} seconds\n`
+  out += `running issuers sign with ${result.kid} within ${KEY_PROPAGATION_SECONDS} seconds\n`
   process.stdout.write(out)
   return 0
 }
 
 async function revoke(context: Context, kid: string): Promise<number> {
-  const { settings, store } = context
   const tenant = onlyTenant(context)
-  const result = await revokeKey({
-    tenant: tenant.name,
+  const result = await revokeTenantKey(
+    tenant,
     kid,
-    algorithm: tenant.jwtAlgorithm,
-    store: store.keys,
-    now: Date.now,
-    ...encryption(settings),
-  })
-  if (result.previousState === 'revoked') {
+    keyAdminOptions(context.settings, context.store),
+  )
+  if (!result.changed) {
     process.stdout.write(
       `tenant "${tenant.name}": key ${kid} was already revoked; nothing changed\n`,
     )
@@ -254,14 +203,19 @@ async function revoke(context: Context, kid: string): Promise<number> {
   }
   let out =
     `tenant "${tenant.name}": revoked key ${kid} (was ${result.previousState}); running issuers ` +
-    `drop it from the JWKS within ${pollSeconds} seconds\n`
+    `drop it from the JWKS within ${KEY_PROPAGATION_SECONDS} seconds\n`
   if (result.newActiveKid !== undefined) out += `new active key: ${result.newActiveKid}\n`
   process.stdout.write(out)
   return 0
 }
 
-function encryption(settings: Settings): { encryptionSecret?: string } {
-  return settings.keyEncryptionSecret === undefined
-    ? {}
-    : { encryptionSecret: settings.keyEncryptionSecret }
+function keyAdminOptions(settings: Settings, store: Store): KeyAdminOptions {
+  return {
+    store: store.keys,
+    graceMs: settings.jwksGraceHours * 3_600_000,
+    now: Date.now,
+    ...(settings.keyEncryptionSecret === undefined
+      ? {}
+      : { encryptionSecret: settings.keyEncryptionSecret }),
+  }
 }

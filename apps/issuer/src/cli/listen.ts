@@ -35,18 +35,32 @@ export class PortInUseError extends Error {
   }
 }
 
-/** An HTTP server for `app` with the timeouts above. */
-export function createHttpServer(app: Koa): Server {
-  const handle = app.callback()
-  const server = createServer(
-    {
-      headersTimeout: HEADERS_TIMEOUT_MS,
-      requestTimeout: REQUEST_TIMEOUT_MS,
-      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-      connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
-    },
-    (req, res) => void handle(req, res),
-  )
+/**
+ * An HTTP server for `app` with the timeouts above. Given a promise (`dev` listens before its
+ * issuer is built), a request waits until the app is there; the server is closed if it never is.
+ */
+export function createHttpServer(app: Koa | Promise<Koa>): Server {
+  const options = {
+    headersTimeout: HEADERS_TIMEOUT_MS,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+  }
+  let server: Server
+  if (app instanceof Promise) {
+    const handling = app.then((built) => built.callback())
+    // No rejection goes unhandled here: the caller awaits `app` itself and closes the server.
+    handling.catch(() => undefined)
+    server = createServer(options, (req, res) => {
+      void handling.then(
+        (handle) => handle(req, res),
+        () => res.destroy(),
+      )
+    })
+  } else {
+    const handle = app.callback()
+    server = createServer(options, (req, res) => void handle(req, res))
+  }
   server.on('clientError', answerClientError)
   return server
 }

@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto'
 import type { Server } from 'node:http'
 import { parseSettings } from '@tessera/config-schema'
 import { collectDefaultMetrics } from 'prom-client'
+import type Koa from 'koa'
 import { createIssuer } from '../issuer.js'
+import type { Issuer } from '../issuer.js'
 import { MAKE_KEY_ENCRYPTION_SECRET } from '../key-encryption.js'
 import { createLogger } from '../logger.js'
 import { createMetrics } from '../metrics.js'
@@ -12,8 +14,9 @@ import { createHttpServer, listen } from './listen.js'
 const SHUTDOWN_GRACE_MS = 10_000
 
 /**
- * `tessera start` / `tessera dev`: validate everything, then listen. Problems are printed one
- * per line to stderr and the process exits 1 before it listens.
+ * `tessera start` / `tessera dev`: validate everything, then listen (`dev` listens on PORT first,
+ * to build its issuer URLs with the real port, and serves nothing until all is valid). Problems
+ * are printed one per line to stderr and the process exits 1 before any request is served.
  */
 export async function serve(
   mode: 'dev' | 'start',
@@ -56,17 +59,55 @@ export async function serve(
       )
     }
   }
+  if (settings.adminToken !== undefined && settings.adminPort === 'off') {
+    logger.warn('ADMIN_TOKEN is set but ADMIN_PORT=off: the admin API is not served anywhere')
+  }
   const metrics = createMetrics()
   collectDefaultMetrics({ register: metrics.registry })
-  // watch: reload on changes under TESSERA_CONFIG (files), re-import provider scripts when their
-  // directory changes (kubernetes).
-  const issuer = await createIssuer({ settings, mode, logger, env: vars, metrics, watch: true })
+  // `dev` listens on PORT first: a tenant host written without a port takes the port actually
+  // listened on (PORT=0 picks any free one) in its issuer URL, so the issuer is built knowing it.
+  // A request that arrives meanwhile waits for the app. `start` validates everything, then
+  // listens, and its issuer URLs are the hosts as written.
+  let tenantServer: Server | undefined
+  let tenantPort: number | undefined
+  let resolveApp: (app: Koa) => void = () => undefined
+  let rejectApp: (reason: unknown) => void = () => undefined
+  if (mode === 'dev') {
+    const app = new Promise<Koa>((resolve, reject) => {
+      resolveApp = resolve
+      rejectApp = reject
+    })
+    tenantServer = createHttpServer(app)
+    tenantPort = await listen(tenantServer, settings.port, settings.host, 'PORT')
+  }
+  let issuer: Issuer
+  try {
+    // watch: reload on changes under TESSERA_CONFIG (files), re-import provider scripts when
+    // their directory changes (kubernetes).
+    issuer = await createIssuer({
+      settings,
+      mode,
+      logger,
+      env: vars,
+      metrics,
+      watch: true,
+      ...(tenantPort === undefined ? {} : { port: tenantPort }),
+    })
+  } catch (error) {
+    rejectApp(error)
+    if (tenantServer !== undefined) {
+      tenantServer.closeAllConnections()
+      tenantServer.close()
+    }
+    throw error
+  }
+  resolveApp(issuer.app)
 
   // The tenants' port, and the admin port unless ADMIN_PORT=off: /metrics names every tenant
   // and stays off the tenants' hosts.
   const listeners: { server: Server; port: number; host: string; setting: string }[] = [
     {
-      server: createHttpServer(issuer.app),
+      server: tenantServer ?? createHttpServer(issuer.app),
       port: settings.port,
       host: settings.host,
       setting: 'PORT',
@@ -81,7 +122,11 @@ export async function serve(
     })
   }
   const results = await Promise.allSettled(
-    listeners.map(({ server, port, host, setting }) => listen(server, port, host, setting)),
+    listeners.map(({ server, port, host, setting }) =>
+      server.listening && tenantPort !== undefined
+        ? Promise.resolve(tenantPort)
+        : listen(server, port, host, setting),
+    ),
   )
   const failed = results.find((result) => result.status === 'rejected')
   if (failed !== undefined) {
@@ -97,6 +142,8 @@ export async function serve(
     {
       url: urls[0],
       admin: urls[1] ?? 'off',
+      // Whether /admin answers there; never the token itself.
+      adminApi: urls[1] !== undefined && settings.adminToken !== undefined,
       tenants: issuer.registry.all().map((t) => ({
         name: t.tenant.name,
         issuer: t.issuer,

@@ -1,6 +1,7 @@
 import Router from '@koa/router'
 import type { Middleware, Next } from 'koa'
 import type { TenantRegistry } from '../tenants.js'
+import { createCorsMiddleware } from './cors.js'
 import { HttpError } from './http-error.js'
 import type { TenantState } from './tenant.js'
 
@@ -15,13 +16,24 @@ export interface RouterOptions {
   operational: Readonly<Record<string, Middleware>>
   /** The endpoints of a tenant, served on its hosts only. */
   tenant: Readonly<Record<string, RouteHandlers<TenantState>>>
+  /**
+   * Tenant paths that answer CORS for the tenant's origins (`createCorsMiddleware`), OPTIONS
+   * preflights included; each must be a key of `tenant`.
+   */
+  cors?: readonly string[]
 }
 
-/** The `Allow` header of a path's 405: its methods in the order given, HEAD right after GET. */
-function allowHeader<State>(handlers: RouteHandlers<State>): string {
+/** A path's methods in the order given, HEAD right after GET. */
+function methodList<State>(handlers: RouteHandlers<State>): string {
   return Object.keys(handlers)
     .flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]))
     .join(', ')
+}
+
+/** Options of {@link addRoutes}. */
+export interface AddRoutesOptions {
+  /** Whether a middleware added before answers OPTIONS at the path: `Allow` then lists it. */
+  answersOptions?: boolean
 }
 
 /**
@@ -34,11 +46,14 @@ export function addRoutes<State>(
   router: Router<State>,
   path: string,
   handlers: RouteHandlers<State>,
+  addOptions: AddRoutesOptions = {},
 ): void {
   for (const [method, handler] of Object.entries(handlers)) {
     if (handler !== undefined) router.register(path, [method], handler)
   }
-  const allow = allowHeader(handlers)
+  const allow = addOptions.answersOptions
+    ? `${methodList(handlers)}, OPTIONS`
+    : methodList(handlers)
   router.all(path, () => {
     throw new HttpError(405, 'invalid_request', `method not allowed; use ${allow}`, {
       Allow: allow,
@@ -57,13 +72,23 @@ export const notFound: Next = () => {
  * served at `ctx.host` (the Host header, or the nearest proxy's X-Forwarded-Host when
  * TRUST_PROXY counts proxies; see `createKoaApp`), resolved once, then its endpoint. An unknown
  * host gets the same 404 whatever it asks for, and learns nothing about the tenants that do
- * exist; a known path asked with another method gets 405 with `Allow`.
+ * exist; a known path asked with another method gets 405 with `Allow`. The paths listed in
+ * `cors` answer CORS for the tenant's origins and OPTIONS preflights (`createCorsMiddleware`).
  */
 export function createRouter(options: RouterOptions): Middleware<Partial<TenantState>> {
   const operational = new Router()
   for (const [path, handler] of Object.entries(options.operational)) operational.get(path, handler)
   const tenant = new Router<TenantState>()
-  for (const [path, handlers] of Object.entries(options.tenant)) addRoutes(tenant, path, handlers)
+  const cors = new Set(options.cors)
+  for (const path of cors) {
+    if (!Object.hasOwn(options.tenant, path))
+      throw new TypeError(`cors: ${path} is not a tenant path`)
+  }
+  for (const [path, handlers] of Object.entries(options.tenant)) {
+    // Registered first, so that it runs before the handlers and answers OPTIONS before the 405.
+    if (cors.has(path)) tenant.all(path, createCorsMiddleware({ methods: methodList(handlers) }))
+    addRoutes(tenant, path, handlers, { answersOptions: cors.has(path) })
+  }
 
   // The routers add their fields (`params`, `router`, ...) to the context they are given.
   const operationalRoutes = operational.routes() as Middleware

@@ -112,6 +112,29 @@ describe('the admin listener (issue #11)', () => {
       if (status === 405) expect(res.headers.allow).toBe('GET, HEAD')
     }
   })
+
+  it('answers every admin API route 404 without ADMIN_TOKEN, a bearer token or not (issue #13)', async () => {
+    const routes = [
+      ['GET', '/admin/tenants'],
+      ['GET', '/admin/tenants/rs/keys'],
+      ['POST', '/admin/tenants/rs/keys/rotate'],
+      ['POST', '/admin/tenants/rs/keys/2026-01-01/revoke'],
+    ]
+    for (const [method, path] of routes) {
+      for (const headers of [
+        {} as Record<string, string>,
+        { authorization: 'Bearer QWRtaW4tdG9rZW4tZm9yLXRlc3RzLW9ubHktMDEyMzQ1=' },
+      ]) {
+        const res = await send(cli.admin, { method, path: path!, host: 'admin.test', headers })
+        expect(res.status, `${method} ${path}`).toBe(404)
+        expect(res.headers['www-authenticate']).toBeUndefined()
+        expect(res.json).toEqual({ error: 'invalid_request', error_description: 'not found' })
+      }
+    }
+    expect(cli.logs.some((line) => line.includes('"msg":"admin call"'))).toBe(false)
+    const listening = cli.logs.find((line) => line.includes('"msg":"tessera issuer listening"'))!
+    expect(JSON.parse(listening)).toMatchObject({ adminApi: false })
+  })
 })
 
 describe('ADMIN_PORT=off and a taken ADMIN_PORT (issue #11)', () => {

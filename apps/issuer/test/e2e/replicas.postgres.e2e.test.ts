@@ -16,7 +16,9 @@ import { openLogin, pkce, signIn, submitLogin } from '../support/oauth.js'
 import { runCli, startIssuerCli } from '../support/process.js'
 import type { IssuerCli } from '../support/process.js'
 
-const CONFIG = join(FIXTURES, 'basic')
+// The replicas listen on different ports: their tenant names its port so they share one `iss`.
+const CONFIG = join(FIXTURES, 'replicas')
+const ISSUER = 'http://rs.test:8443'
 const REDIRECT_URI = 'http://localhost:9000/cb'
 
 /** Whatever serves HTTP: a CLI process or an in-process issuer. */
@@ -66,7 +68,7 @@ const refreshTokenOf = (res: HttpResponse): string =>
 /** Verifies an access token against a replica's JWKS, as a resource server would. */
 async function verifyAt(replica: Replica, token: string): Promise<void> {
   const keys = createLocalJWKSet((await jwks(replica)) as Parameters<typeof createLocalJWKSet>[0])
-  await jwtVerify(token, keys, { issuer: RS.issuer, audience: RS.audience })
+  await jwtVerify(token, keys, { issuer: ISSUER, audience: RS.audience })
 }
 
 describe('two replicas sharing one PostgreSQL', { timeout: 120_000 }, () => {

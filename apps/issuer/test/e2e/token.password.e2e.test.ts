@@ -192,10 +192,10 @@ describe('POST /token (password)', () => {
     })
   })
 
-  it('answers GET /token with 405 and Allow: POST', async () => {
+  it('answers GET /token with 405 and Allow: POST, OPTIONS (the CORS preflight)', async () => {
     const res = await send(issuer.url, { path: '/token', host: HS.host })
     expect(res.status).toBe(405)
-    expect(res.headers.allow).toBe('POST')
+    expect(res.headers.allow).toBe('POST, OPTIONS')
     expect(res.json).toMatchObject({ error: 'invalid_request' })
   })
 
