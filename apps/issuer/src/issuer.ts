@@ -8,6 +8,8 @@ import type { Store } from '@tessera/store'
 import type Koa from 'koa'
 import type { Logger } from 'pino'
 import { createAdminApp } from './admin.js'
+import { createClientKeys } from './client-keys/client-keys.js'
+import type { ClientJwksOptions } from './client-keys/client-keys.js'
 import { createApp } from './app.js'
 import { KEY_POLL_INTERVAL_MS } from './key-admin.js'
 import { keyEncryptionIssue } from './key-encryption.js'
@@ -48,6 +50,8 @@ export interface IssuerOptions {
    * build, reloads included. Absent, the host is used as written.
    */
   port?: number
+  /** How private_key_jwt clients' `jwks_uri` key sets are fetched and cached (defaults apply). */
+  clientJwks?: Partial<ClientJwksOptions>
 }
 
 /** A composed issuer: the app plus what must be closed on shutdown. */
@@ -183,6 +187,7 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
         refreshTokens: store.refreshTokens,
         marks: store.marks,
         secrets: store.secrets,
+        clientKeys: createClientKeys(logger, clock, options.clientJwks),
         codeTtlSeconds: settings.authorizationCodeTtlSeconds,
         refreshTokenTtlSeconds: Math.round(settings.refreshTokenExpirationHours * 3600),
         loginTtlSeconds: LOGIN_TTL_SECONDS,

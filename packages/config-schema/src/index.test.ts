@@ -19,6 +19,7 @@ import type {
 describe('@tessera/config-schema', () => {
   it('exports exactly its public API', () => {
     expect(Object.keys(api).sort()).toEqual([
+      'CLIENT_ASSERTION_ALGORITHMS',
       'ClientSchema',
       'ConfigError',
       'GRANT_TYPES',
@@ -26,6 +27,7 @@ describe('@tessera/config-schema', () => {
       'LOG_LEVELS',
       'SETTING_NAMES',
       'SettingsSchema',
+      'TOKEN_ENDPOINT_AUTH_METHODS',
       'TenantFileSchema',
       'TenantResourceSchema',
       'formatConfigIssue',

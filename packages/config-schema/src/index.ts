@@ -4,15 +4,25 @@
  *
  * @module
  */
-export { ConfigError, formatConfigIssue, GRANT_TYPES, JWT_ALGORITHMS } from './model.js'
+export {
+  CLIENT_ASSERTION_ALGORITHMS,
+  ConfigError,
+  formatConfigIssue,
+  GRANT_TYPES,
+  JWT_ALGORITHMS,
+  TOKEN_ENDPOINT_AUTH_METHODS,
+} from './model.js'
 export type {
   Client,
+  ClientAssertionAlgorithm,
+  ClientJwk,
   ConfigIssue,
   GrantType,
   IntrospectionScope,
   JwtAlgorithm,
   SourceLocation,
   Tenant,
+  TokenEndpointAuthMethod,
 } from './model.js'
 export { ClientSchema, TenantFileSchema, TenantResourceSchema } from './schema.js'
 export type { TenantFile, TenantResource } from './schema.js'

@@ -31,6 +31,41 @@ export const INTROSPECTION_SCOPES = ['own', 'tenant'] as const
 /** One of {@link INTROSPECTION_SCOPES}. */
 export type IntrospectionScope = (typeof INTROSPECTION_SCOPES)[number]
 
+/**
+ * How a client authenticates at /token, /revoke and /introspect (RFC 7591 §2
+ * `token_endpoint_auth_method`).
+ */
+export const TOKEN_ENDPOINT_AUTH_METHODS = [
+  'client_secret_basic',
+  'client_secret_post',
+  'private_key_jwt',
+  'none',
+] as const
+/** One of {@link TOKEN_ENDPOINT_AUTH_METHODS}. */
+export type TokenEndpointAuthMethod = (typeof TOKEN_ENDPOINT_AUTH_METHODS)[number]
+
+/** Algorithms a `private_key_jwt` client may sign its assertions with (RFC 7523). */
+export const CLIENT_ASSERTION_ALGORITHMS = ['RS256', 'ES256', 'PS256'] as const
+/** One of {@link CLIENT_ASSERTION_ALGORITHMS}. */
+export type ClientAssertionAlgorithm = (typeof CLIENT_ASSERTION_ALGORITHMS)[number]
+
+/** One public key of a client (RFC 7517): RSA or EC P-256, never a private member. */
+export interface ClientJwk {
+  kty: 'RSA' | 'EC'
+  kid?: string
+  use?: 'sig'
+  alg?: ClientAssertionAlgorithm
+  key_ops?: 'verify'[]
+  n?: string
+  e?: string
+  crv?: 'P-256'
+  x?: string
+  y?: string
+  x5c?: string[]
+  x5t?: string
+  'x5t#S256'?: string
+}
+
 /** Where a tenant came from, for error messages and logs. */
 export interface SourceLocation {
   file: string
@@ -55,6 +90,15 @@ export interface Client {
    * URIs; absent when none are listed.
    */
   allowedOrigins?: string[]
+  /**
+   * The one method the client must use, when configured; absent: HTTP Basic or the body for a
+   * client with a secret, none without.
+   */
+  tokenEndpointAuthMethod?: TokenEndpointAuthMethod
+  /** The public keys of a `private_key_jwt` client, inline (`jwks`)... */
+  jwks?: { keys: ClientJwk[] }
+  /** ...or the URL they are fetched from (`jwks_uri`). */
+  jwksUri?: string
 }
 
 /** One tenant, normalised. */

@@ -184,7 +184,7 @@ describe('parseConfig', () => {
     it('refuses unknown keys at every level, naming the known ones', () => {
       // Without a locate function every issue is on line 1, so they come in zod's order.
       expect(problems({ ...tenant({ clinets: [] }, { scope: [] }), extra: 1 })).toEqual([
-        'config.clients.0.scope: unknown field; expected one of client_id, client_name, client_secret, grant_types, redirect_uris, scopes, introspection, allowed_origins',
+        'config.clients.0.scope: unknown field; expected one of client_id, client_name, client_secret, grant_types, redirect_uris, scopes, introspection, allowed_origins, token_endpoint_auth_method, jwks, jwks_uri',
         'config.clinets: unknown field; expected one of hosts, jwt_algorithm, providers, audience, jwt_secret, clients',
         'extra: unknown field; expected one of name, config',
       ])
@@ -207,7 +207,7 @@ describe('parseConfig', () => {
         expect.objectContaining({ introspection: 'own' }),
       ])
       expect(problems(tenant({}, { introspection: 'tenant' }))).toEqual([
-        'config.clients.0.introspection: tenant needs a client_secret: a public client cannot introspect',
+        'config.clients.0.introspection: tenant needs a client_secret or private_key_jwt: a public client cannot introspect',
       ])
       expect(problems(tenant({}, { introspection: 'all' }))).toEqual([
         'config.clients.0.introspection: must be one of own, tenant',
@@ -215,7 +215,7 @@ describe('parseConfig', () => {
       // Both problems at once: the secret rule does not hide the redirect_uris rule.
       expect(problems(tenant({}, { introspection: 'tenant', redirect_uris: [] }))).toEqual([
         'config.clients.0.redirect_uris: must list at least one URL when grant_types includes authorization_code',
-        'config.clients.0.introspection: tenant needs a client_secret: a public client cannot introspect',
+        'config.clients.0.introspection: tenant needs a client_secret or private_key_jwt: a public client cannot introspect',
       ])
     })
 
@@ -346,7 +346,7 @@ describe('parseConfig', () => {
         ).clients,
       ).toEqual([expect.objectContaining({ grantTypes: ['client_credentials'], redirectUris: [] })])
       expect(problems(tenant({}, { grant_types: ['client_credentials'] }))).toEqual([
-        'config.clients.0.grant_types: client_credentials needs a client_secret: a public client cannot authenticate for it',
+        'config.clients.0.grant_types: client_credentials needs a client_secret or private_key_jwt: a public client cannot authenticate for it',
       ])
       // Alongside other grants, and reported with the other problems of the client.
       expect(
@@ -358,7 +358,7 @@ describe('parseConfig', () => {
         ),
       ).toEqual([
         'config.clients.0.redirect_uris: must list at least one URL when grant_types includes authorization_code',
-        'config.clients.0.grant_types: client_credentials needs a client_secret: a public client cannot authenticate for it',
+        'config.clients.0.grant_types: client_credentials needs a client_secret or private_key_jwt: a public client cannot authenticate for it',
       ])
     })
 

@@ -153,6 +153,11 @@ function toTenant(
       if (client.allowed_origins !== undefined && client.allowed_origins.length > 0) {
         normalised.allowedOrigins = client.allowed_origins
       }
+      if (client.token_endpoint_auth_method !== undefined) {
+        normalised.tokenEndpointAuthMethod = client.token_endpoint_auth_method
+      }
+      if (client.jwks !== undefined) normalised.jwks = client.jwks
+      if (client.jwks_uri !== undefined) normalised.jwksUri = client.jwks_uri
       return normalised
     }),
     source,

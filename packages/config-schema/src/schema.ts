@@ -18,6 +18,12 @@ import {
   SCOPE_TOKEN,
   TenantNameSchema,
 } from './internal/fields.js'
+import {
+  checkClientAuthentication,
+  ClientJwksSchema,
+  JwksUriSchema,
+  TokenEndpointAuthMethodSchema,
+} from './internal/client-keys.js'
 import { OriginSchema } from './internal/origin.js'
 import { GRANT_TYPES, INTROSPECTION_SCOPES, JWT_ALGORITHMS } from './model.js'
 import type { GrantType } from './model.js'
@@ -88,6 +94,9 @@ const RedirectUriSchema = z.string().superRefine((uri, ctx) => {
   }
 })
 
+// The fields the client-authentication rules read: they run only once each of these is valid.
+const AUTH_FIELDS = new Set(['client_secret', 'token_endpoint_auth_method', 'jwks', 'jwks_uri'])
+
 const DEFAULT_GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refresh_token']
 
 /**
@@ -96,12 +105,14 @@ const DEFAULT_GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refres
  * Defaults: `grant_types` [authorization_code, refresh_token], `redirect_uris` [], `scopes` [],
  * `introspection` own, no `allowed_origins`. `redirect_uris` must be non-empty when `grant_types`
  * includes authorization_code; `introspection: tenant` and `client_credentials` need a
+ * `client_secret` or private_key_jwt; private_key_jwt needs `jwks` or `jwks_uri` and no
  * `client_secret`.
  *
  * @see RFC 6749 §2 (clients), §3.1.2 (redirection endpoint), §3.3 (scope), §4.4 (client
  *   credentials)
  * @see RFC 7662 §2.1 (who may introspect)
  * @see docs/cors.md (allowed_origins)
+ * @see RFC 7523 §2.2, RFC 7591 §2 (private_key_jwt, jwks, jwks_uri)
  */
 export const ClientSchema = strictObject({
   client_id: ClientIdSchema.describe('UUID of the client (any version)'),
@@ -150,6 +161,15 @@ export const ClientSchema = strictObject({
     .describe(
       'Web origins (http(s)://host[:port]) whose pages may call /token, /revoke and /.well-known/* (CORS), beyond the origins of redirect_uris',
     ),
+  token_endpoint_auth_method: TokenEndpointAuthMethodSchema.optional().describe(
+    'The only way the client may authenticate; default: client_secret_basic or client_secret_post with a client_secret, none without',
+  ),
+  jwks: ClientJwksSchema.optional().describe(
+    'Public keys (a JWK Set) that verify the client assertions of a private_key_jwt client',
+  ),
+  jwks_uri: JwksUriSchema.optional().describe(
+    'URL of the JWK Set of a private_key_jwt client (https; http for loopback hosts only)',
+  ),
 })
   .superRefine(
     (client, ctx) => {
@@ -172,15 +192,27 @@ export const ClientSchema = strictObject({
         ),
     },
   )
+  .superRefine(checkClientAuthentication, {
+    when: (payload) =>
+      payload.issues.every(
+        (issue) =>
+          issue.path === undefined ||
+          issue.path.length === 0 ||
+          !AUTH_FIELDS.has(String(issue.path[0])),
+      ),
+  })
   .superRefine(
     (client, ctx) => {
       // RFC 6749 §4.4: the grant is for confidential clients only; without a credential the
       // token would go to anyone who knows the (public) client_id.
-      if (client.grant_types.includes('client_credentials') && client.client_secret === undefined) {
+      const confidential =
+        client.client_secret !== undefined ||
+        client.token_endpoint_auth_method === 'private_key_jwt'
+      if (client.grant_types.includes('client_credentials') && !confidential) {
         ctx.addIssue({
           code: 'custom',
           message:
-            'client_credentials needs a client_secret: a public client cannot authenticate for it',
+            'client_credentials needs a client_secret or private_key_jwt: a public client cannot authenticate for it',
           path: ['grant_types'],
         })
       }
@@ -191,18 +223,22 @@ export const ClientSchema = strictObject({
           (issue) =>
             issue.path === undefined ||
             issue.path.length === 0 ||
-            (issue.path[0] !== 'grant_types' && issue.path[0] !== 'client_secret'),
+            (issue.path[0] !== 'grant_types' && !AUTH_FIELDS.has(String(issue.path[0]))),
         ),
     },
   )
   .superRefine(
     (client, ctx) => {
       // RFC 7662 §2.1: the introspection endpoint needs client authentication, which a public
-      // client cannot give; a resource server that introspects must hold a secret.
-      if (client.introspection === 'tenant' && client.client_secret === undefined) {
+      // client cannot give; a resource server that introspects must hold a secret or a key.
+      const confidential =
+        client.client_secret !== undefined ||
+        client.token_endpoint_auth_method === 'private_key_jwt'
+      if (client.introspection === 'tenant' && !confidential) {
         ctx.addIssue({
           code: 'custom',
-          message: 'tenant needs a client_secret: a public client cannot introspect',
+          message:
+            'tenant needs a client_secret or private_key_jwt: a public client cannot introspect',
           path: ['introspection'],
         })
       }
@@ -213,7 +249,7 @@ export const ClientSchema = strictObject({
           (issue) =>
             issue.path === undefined ||
             issue.path.length === 0 ||
-            (issue.path[0] !== 'introspection' && issue.path[0] !== 'client_secret'),
+            (issue.path[0] !== 'introspection' && !AUTH_FIELDS.has(String(issue.path[0]))),
         ),
     },
   )

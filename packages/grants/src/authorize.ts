@@ -1,4 +1,5 @@
 import type { Client } from '@tessera/config-schema'
+import { isConfidentialClient } from './client-auth.js'
 import type { GrantDeps, TenantContext } from './context.js'
 import { randomToken, sha256, sha256Hex } from './crypto.js'
 import { OAuthError } from './errors.js'
@@ -145,7 +146,7 @@ export function parseAuthorizationRequest(
   if (challenge === undefined) {
     if (method !== undefined)
       return fail('invalid_request', 'code_challenge_method without code_challenge')
-    if (client.clientSecret === undefined) {
+    if (!isConfidentialClient(client)) {
       return fail(
         'invalid_request',
         'PKCE is required: send code_challenge with code_challenge_method=S256',
@@ -227,7 +228,7 @@ function stillAllowed(
     client.grantTypes.includes('authorization_code') &&
     isRegisteredRedirectUri(client.redirectUris, redirectUri) &&
     (scope === '' || scope.split(' ').every((token) => client.scopes.includes(token))) &&
-    (challenge !== undefined || client.clientSecret !== undefined)
+    (challenge !== undefined || isConfidentialClient(client))
   )
 }
 

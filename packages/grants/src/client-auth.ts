@@ -1,30 +1,143 @@
 import { timingSafeEqual } from 'node:crypto'
 import type { Client } from '@tessera/config-schema'
+import { decodeJwt } from 'jose'
+import {
+  CLIENT_ASSERTION_TYPE,
+  MAX_CLIENT_ASSERTION_LENGTH,
+  verifyClientAssertion,
+} from './client-assertion.js'
+import type { GrantDeps, TenantContext } from './context.js'
 import { sha256 } from './crypto.js'
 import { OAuthError } from './errors.js'
 import type { TokenParams } from './request.js'
 
 /** How the client proved who it is (RFC 8414 token_endpoint_auth_methods). */
-export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none'
+export type ClientAuthMethod =
+  'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none'
 
 export interface AuthenticatedClient {
   client: Client
   method: ClientAuthMethod
 }
 
+/** A request to an endpoint that authenticates clients, as the HTTP edge hands it over. */
+export interface ClientAuthRequest {
+  params: TokenParams
+  /** The raw `Authorization` header, if any. */
+  authorization: string | undefined
+  /** The endpoint called: its URL is also an accepted `aud` of a client assertion. */
+  endpoint: 'token' | 'revoke' | 'introspect'
+}
+
+/** What client authentication needs of the grant dependencies. */
+export type ClientAuthDeps = Pick<GrantDeps, 'clientKeys' | 'marks' | 'clock'>
+
 interface PresentedCredentials {
-  clientId: string | undefined
-  clientSecret: string | undefined
+  /** The client_id as presented; with HTTP Basic, first form-decoded, then as sent. */
+  clientIds: string[]
+  /**
+   * The secret, absent when none was presented. With HTTP Basic it is two: form-decoded (RFC
+   * 6749 §2.3.1) and as sent, which some client libraries do not encode.
+   */
+  clientSecrets: [string, string] | undefined
   basic: boolean
 }
 
 /**
- * Authenticates the client of a token request by `client_secret` in the body or HTTP Basic
- * (never both), comparing secrets in constant time. Public clients present no secret.
+ * Whether `client` is confidential: it can authenticate, with a secret or a key. Only those may
+ * skip PKCE or introspect.
+ */
+export function isConfidentialClient(client: Client): boolean {
+  return client.clientSecret !== undefined || client.tokenEndpointAuthMethod === 'private_key_jwt'
+}
+
+/**
+ * Authenticates the client of a request to /token, /revoke or /introspect by exactly one of:
+ * `client_secret` in the body, HTTP Basic, or a `private_key_jwt` client assertion (RFC 7523);
+ * public clients present their client_id alone. A client configured with a
+ * `token_endpoint_auth_method` must use that one; a key client never falls back to a secret.
+ * Secrets are compared in constant time.
  *
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-2.3.1
+ * @see https://www.rfc-editor.org/rfc/rfc7523#section-2.2
  */
-export function authenticateClient(
+export async function authenticateClient(
+  request: ClientAuthRequest,
+  tenant: Pick<TenantContext, 'name' | 'issuer' | 'clients'>,
+  deps: ClientAuthDeps,
+): Promise<AuthenticatedClient> {
+  const { params, authorization } = request
+  const assertionType = params.client_assertion_type
+  const assertion = params.client_assertion
+  if (assertionType !== undefined || assertion !== undefined) {
+    if (assertionType !== CLIENT_ASSERTION_TYPE) {
+      throw new OAuthError(
+        'invalid_request',
+        `client_assertion_type must be ${CLIENT_ASSERTION_TYPE}`,
+      )
+    }
+    if (assertion === undefined) {
+      throw new OAuthError(
+        'invalid_request',
+        'client_assertion is required with client_assertion_type',
+      )
+    }
+    // RFC 6749 §2.3: a client must not use more than one authentication method per request.
+    if (
+      params.client_secret !== undefined ||
+      (authorization !== undefined && BASIC.test(authorization))
+    ) {
+      throw new OAuthError(
+        'invalid_request',
+        'use one client authentication method: client_assertion, HTTP Basic or client_secret',
+      )
+    }
+    return authenticateByAssertion(assertion, request, tenant, deps)
+  }
+  return authenticateBySecret(params, authorization, tenant.clients)
+}
+
+async function authenticateByAssertion(
+  assertion: string,
+  request: ClientAuthRequest,
+  tenant: Pick<TenantContext, 'name' | 'issuer' | 'clients'>,
+  deps: ClientAuthDeps,
+): Promise<AuthenticatedClient> {
+  const fail = (description: string): OAuthError => new OAuthError('invalid_client', description)
+  // Checked before anything decodes it: a huge assertion costs nothing but this comparison.
+  if (assertion.length > MAX_CLIENT_ASSERTION_LENGTH) {
+    throw fail(`client_assertion is longer than ${MAX_CLIENT_ASSERTION_LENGTH} characters`)
+  }
+  let sub: unknown
+  try {
+    sub = decodeJwt(assertion).sub
+  } catch {
+    throw fail('client_assertion is not a well-formed signed JWT')
+  }
+  // RFC 7521 §4.2: client_id is optional; when sent it must name the assertion's subject.
+  const clientId = request.params.client_id ?? (typeof sub === 'string' ? sub : undefined)
+  if (clientId === undefined) throw fail('client_assertion must have a sub claim')
+  if (typeof sub === 'string' && sub.toLowerCase() !== clientId.toLowerCase()) {
+    throw fail('client_id differs from the sub of client_assertion')
+  }
+  const client = tenant.clients.get(clientId.toLowerCase())
+  if (client === undefined) throw fail('client authentication failed')
+  if (client.tokenEndpointAuthMethod !== 'private_key_jwt') {
+    throw fail('client authentication failed: this client does not use private_key_jwt')
+  }
+  const { issuer } = tenant
+  const audiences = [...new Set([issuer, `${issuer}/token`, `${issuer}/${request.endpoint}`])]
+  await verifyClientAssertion(assertion, client, {
+    tenant: tenant.name,
+    audiences,
+    now: deps.clock(),
+    keys: deps.clientKeys,
+    marks: deps.marks,
+  })
+  return { client, method: 'private_key_jwt' }
+}
+
+function authenticateBySecret(
   params: TokenParams,
   authorization: string | undefined,
   clients: ReadonlyMap<string, Client>,
@@ -34,33 +147,50 @@ export function authenticateClient(
   const fail = (description: string): OAuthError =>
     new OAuthError('invalid_client', description, { challenge })
 
-  if (presented.clientId === undefined) {
+  const [firstId] = presented.clientIds
+  if (firstId === undefined) {
     throw new OAuthError('invalid_request', 'client_id is required')
   }
-  const client = clients.get(presented.clientId.toLowerCase())
+  let client: Client | undefined
+  for (const id of presented.clientIds) client ??= clients.get(id.toLowerCase())
   if (client === undefined) {
     // Spend the same work as a real comparison so response time does not reveal client ids.
-    secretsMatch(presented.clientSecret ?? '', UNKNOWN_CLIENT_DIGEST)
+    secretMatches(presented.clientSecrets ?? ['', ''], UNKNOWN_CLIENT_DIGEST)
     throw fail('client authentication failed')
+  }
+  if (client.tokenEndpointAuthMethod === 'private_key_jwt') {
+    throw fail('client authentication failed: this client must use private_key_jwt')
   }
   if (client.clientSecret === undefined) {
-    if (presented.clientSecret !== undefined) throw fail('client authentication failed')
+    if (presented.clientSecrets !== undefined) throw fail('client authentication failed')
     return { client, method: 'none' }
   }
-  if (presented.clientSecret === undefined) throw fail('client authentication failed')
-  if (!secretsMatch(presented.clientSecret, secretDigest(client, client.clientSecret))) {
+  if (presented.clientSecrets === undefined) throw fail('client authentication failed')
+  if (!secretMatches(presented.clientSecrets, secretDigest(client, client.clientSecret))) {
     throw fail('client authentication failed')
   }
-  return { client, method: presented.basic ? 'client_secret_basic' : 'client_secret_post' }
+  const method = presented.basic ? 'client_secret_basic' : 'client_secret_post'
+  const required = client.tokenEndpointAuthMethod
+  if (required !== undefined && required !== method) {
+    throw fail(`client authentication failed: this client must use ${required}`)
+  }
+  return { client, method }
 }
+
+const BASIC = /^basic +(\S*) *$/i
 
 function readCredentials(
   params: TokenParams,
   authorization: string | undefined,
 ): PresentedCredentials {
-  const match = authorization === undefined ? null : /^basic +(\S*) *$/i.exec(authorization)
+  const match = authorization === undefined ? null : BASIC.exec(authorization)
   if (!match) {
-    return { clientId: params.client_id, clientSecret: params.client_secret, basic: false }
+    const secret = params.client_secret
+    return {
+      clientIds: params.client_id === undefined ? [] : [params.client_id],
+      clientSecrets: secret === undefined ? undefined : [secret, secret],
+      basic: false,
+    }
   }
   if (params.client_secret !== undefined) {
     throw new OAuthError(
@@ -75,18 +205,23 @@ function readCredentials(
       challenge: 'Basic',
     })
   }
-  // RFC 6749 §2.3.1: both parts are form-urlencoded before they are joined.
-  const clientId = formDecode(decoded.slice(0, colon))
-  const clientSecret = formDecode(decoded.slice(colon + 1))
-  if (clientId === undefined || clientSecret === undefined) {
-    throw new OAuthError('invalid_client', 'malformed HTTP Basic credentials', {
-      challenge: 'Basic',
-    })
-  }
-  if (params.client_id !== undefined && params.client_id.toLowerCase() !== clientId.toLowerCase()) {
+  // RFC 6749 §2.3.1: both parts are form-urlencoded before they are joined. authlib and
+  // requests-oauthlib send them as they are, so what does not decode, or does not match once
+  // decoded, is also tried as sent.
+  const rawId = decoded.slice(0, colon)
+  const rawSecret = decoded.slice(colon + 1)
+  const clientIds = [...new Set([formDecode(rawId) ?? rawId, rawId])]
+  if (
+    params.client_id !== undefined &&
+    !clientIds.some((id) => id.toLowerCase() === params.client_id?.toLowerCase())
+  ) {
     throw new OAuthError('invalid_request', 'client_id differs from the HTTP Basic client')
   }
-  return { clientId, clientSecret: clientSecret === '' ? undefined : clientSecret, basic: true }
+  return {
+    clientIds,
+    clientSecrets: rawSecret === '' ? undefined : [formDecode(rawSecret) ?? rawSecret, rawSecret],
+    basic: true,
+  }
 }
 
 function formDecode(value: string): string | undefined {
@@ -113,8 +248,11 @@ function secretDigest(client: Client, secret: string): Buffer {
 
 /**
  * Constant-time comparison: hashing the presented secret makes it the length of the expected
- * digest, so timingSafeEqual compares without revealing where or whether lengths differ.
+ * digest, so timingSafeEqual compares without revealing where or whether lengths differ. Both
+ * forms of the secret are always compared, so the time taken does not tell which one matched.
  */
-function secretsMatch(presented: string, expectedDigest: Buffer): boolean {
-  return timingSafeEqual(sha256(presented), expectedDigest)
+function secretMatches(presented: [string, string], expectedDigest: Buffer): boolean {
+  const decoded = timingSafeEqual(sha256(presented[0]), expectedDigest)
+  const asSent = timingSafeEqual(sha256(presented[1]), expectedDigest)
+  return decoded || asSent
 }

@@ -68,6 +68,7 @@ const deps: GrantDeps = {
   refreshTokens: untouched,
   marks: untouched,
   secrets: untouched,
+  clientKeys: untouched,
   codeTtlSeconds: 60,
   refreshTokenTtlSeconds: 3600,
   loginTtlSeconds: 600,

@@ -2,6 +2,7 @@ import type { Client } from '@tessera/config-schema'
 import type { JWTPayload, TokenSigner } from '@tessera/keys'
 import type {
   AuthorizationCodeStore,
+  ClientKeys,
   Clock,
   MarkStore,
   RefreshTokenStore,
@@ -49,6 +50,8 @@ export interface GrantDeps {
   marks: MarkStore
   /** Server-wide secrets, the same for every replica. */
   secrets: SecretStore
+  /** The public keys of private_key_jwt clients. */
+  clientKeys: ClientKeys
   /** AUTHORIZATION_CODE_TTL_SECONDS */
   codeTtlSeconds: number
   /** REFRESH_TOKEN_EXPIRATION_IN_HOURS, in seconds: the absolute life of a family. */

@@ -79,3 +79,21 @@ export class ProviderFailureError extends Error {
     this.reason = reason
   }
 }
+
+/**
+ * The key set of a `private_key_jwt` client could not be had: its `jwks_uri` has not answered
+ * with a usable JWK Set, and no earlier one is kept. The client is not at fault, so the edge
+ * answers 503 `temporarily_unavailable` with `Retry-After` rather than `invalid_client`.
+ */
+export class ClientKeysUnavailableError extends Error {
+  override readonly name = 'ClientKeysUnavailableError'
+  readonly clientId: string
+  /** Seconds until the key set will be fetched again. */
+  readonly retryAfterSeconds: number
+
+  constructor(clientId: string, retryAfterSeconds: number, options: { cause?: unknown } = {}) {
+    super(`the keys of client ${clientId} are unavailable`, options)
+    this.clientId = clientId
+    this.retryAfterSeconds = retryAfterSeconds
+  }
+}

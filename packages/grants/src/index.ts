@@ -4,12 +4,29 @@
  *
  * @module
  */
-export { OAuthError, OAUTH_ERROR_CODES, ProviderFailureError } from './errors.js'
+export {
+  ClientKeysUnavailableError,
+  OAuthError,
+  OAUTH_ERROR_CODES,
+  ProviderFailureError,
+} from './errors.js'
 export type { OAuthErrorCode, OAuthErrorOptions, ProviderFailureCode } from './errors.js'
 export { parseTokenRequestBody } from './request.js'
 export type { TokenParams } from './request.js'
-export { authenticateClient } from './client-auth.js'
-export type { AuthenticatedClient, ClientAuthMethod } from './client-auth.js'
+export { authenticateClient, isConfidentialClient } from './client-auth.js'
+export type {
+  AuthenticatedClient,
+  ClientAuthDeps,
+  ClientAuthMethod,
+  ClientAuthRequest,
+} from './client-auth.js'
+export {
+  CLIENT_ASSERTION_CLOCK_TOLERANCE_SECONDS,
+  CLIENT_ASSERTION_TYPE,
+  MAX_CLIENT_ASSERTION_LIFETIME_SECONDS,
+  verifyClientAssertion,
+} from './client-assertion.js'
+export type { ClientAssertionCheck } from './client-assertion.js'
 export { narrowScope } from './scope.js'
 export { issueAccessToken, issueTokenResponse, RESERVED_CLAIMS } from './access-token.js'
 export type { AccessTokenInput, IssuedAccessToken } from './access-token.js'
@@ -49,6 +66,7 @@ export type {
   Settlement,
   AuthenticatedUser,
   UserAuthenticator,
+  ClientKeys,
   Clock,
   AuthorizationCodeRecord,
   AuthorizationCodeStore,

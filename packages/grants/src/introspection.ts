@@ -2,6 +2,7 @@ import type { Client } from '@tessera/config-schema'
 import type { JWTPayload } from '@tessera/keys'
 import type { GrantDeps, TenantContext } from './context.js'
 import { sha256Hex } from './crypto.js'
+import { isConfidentialClient } from './client-auth.js'
 import { OAuthError } from './errors.js'
 import { familyIdOfJti, isIssuedExp, isIssuedJti } from './internal/jti.js'
 import type { TokenParams } from './request.js'
@@ -37,7 +38,7 @@ export async function introspectToken(
   tenant: TenantContext,
   deps: GrantDeps,
 ): Promise<IntrospectionResponse> {
-  if (client.clientSecret === undefined) {
+  if (!isConfidentialClient(client)) {
     // §2.1: the endpoint must be protected; a public client cannot prove who it is.
     throw new OAuthError('invalid_client', 'introspection requires a confidential client')
   }

@@ -62,6 +62,7 @@ function deps(now = { t: 1_700_000_000_000 }): GrantDeps {
     refreshTokens: untouched,
     marks: untouched,
     secrets: untouched,
+    clientKeys: untouched,
     codeTtlSeconds: 60,
     refreshTokenTtlSeconds: 3600,
     loginTtlSeconds: 600,

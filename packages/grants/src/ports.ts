@@ -1,8 +1,11 @@
 /**
- * Ports the grants declare; adapters live in @tessera/store (state) and apps/issuer (users).
+ * Ports the grants declare; adapters live in @tessera/store (state) and apps/issuer (users,
+ * client keys).
  *
  * @module
  */
+import type { Client } from '@tessera/config-schema'
+import type { JWTHeaderParameters, KeyLike } from 'jose'
 
 /** When a reservation is made, and the length of a window it opens. */
 export interface ThrottleWindow {
@@ -81,6 +84,19 @@ export interface UserAuthenticator {
     username: string
     password: string
   }): Promise<AuthenticatedUser | null>
+}
+
+/**
+ * The public keys of `private_key_jwt` clients: inline (`jwks`) or fetched from `jwks_uri`.
+ */
+export interface ClientKeys {
+  /**
+   * The key that verifies an assertion of `client` with this protected header (its `kid` and
+   * `alg` pick the key). Rejects with jose's `JWKSNoMatchingKey` (or `JWKSMultipleMatchingKeys`)
+   * when no single key of the client fits, and with a `ClientKeysUnavailableError` when the
+   * client's key set cannot be had at all (its `jwks_uri` never answered usefully).
+   */
+  resolve(client: Client, header: JWTHeaderParameters): Promise<KeyLike>
 }
 
 /** Injectable time source (epoch milliseconds). */

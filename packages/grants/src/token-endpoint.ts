@@ -38,7 +38,11 @@ export async function handleTokenRequest(
   if (!KNOWN_GRANTS.has(grantType)) {
     throw new OAuthError('unsupported_grant_type', 'unsupported grant_type')
   }
-  const authenticated = authenticateClient(input.params, input.authorization, tenant.clients)
+  const authenticated = await authenticateClient(
+    { params: input.params, authorization: input.authorization, endpoint: 'token' },
+    tenant,
+    deps,
+  )
   const { client } = authenticated
   switch (grantType) {
     case 'authorization_code':

@@ -1,4 +1,4 @@
-import { OAuthError, ProviderFailureError } from '@tessera/grants'
+import { ClientKeysUnavailableError, OAuthError, ProviderFailureError } from '@tessera/grants'
 import { StoreError } from '@tessera/store'
 import type { Context, Middleware } from 'koa'
 import type { Logger } from 'pino'
@@ -68,6 +68,18 @@ function render(error: unknown): Rendered | undefined {
       headers: { 'Retry-After': `${STORE_RETRY_AFTER_SECONDS}` },
     }
   }
+  if (error instanceof ClientKeysUnavailableError) {
+    // The client's jwks_uri has not given a usable key set yet: not the client's credentials at
+    // fault, so not invalid_client; it may answer on the next fetch, after the cooldown.
+    return {
+      status: 503,
+      body: {
+        error: 'temporarily_unavailable',
+        error_description: "the client's keys (jwks_uri) could not be fetched; retry later",
+      },
+      headers: { 'Retry-After': `${error.retryAfterSeconds}` },
+    }
+  }
   if (error instanceof ProviderFailureError) {
     // A timeout is RFC 6749's "cannot answer now"; anything else is the server's own fault.
     return error.code === 'ERR_PROVIDER_TIMEOUT'
@@ -103,6 +115,12 @@ export function respondWithError(ctx: Context, error: unknown, logger: Logger): 
   let rendered = render(error)
   if (error instanceof ProviderFailureError) {
     logProviderFailure(ctx, error, logger)
+  } else if (error instanceof ClientKeysUnavailableError) {
+    // The fetch failure itself was logged where it happened, with its reason.
+    logger.warn(
+      { client_id: error.clientId, method: ctx.method, path: ctx.path },
+      'client keys unavailable',
+    )
   } else if (rendered?.status === 503) {
     // Expected during an outage; the message names host and database, never credentials.
     logger.warn({ err: error, method: ctx.method, path: ctx.path }, 'database unavailable')

@@ -16,10 +16,10 @@ export function introspectRoute(deps: ClientEndpointDeps): Middleware<TenantStat
       await readTextBody(ctx, deps.maxBodyBytes),
       ctx.get('Content-Type') || undefined,
     )
-    const { client } = authenticateClient(
-      params,
-      ctx.get('Authorization') || undefined,
-      tenant.context.clients,
+    const { client } = await authenticateClient(
+      { params, authorization: ctx.get('Authorization') || undefined, endpoint: 'introspect' },
+      tenant.context,
+      deps.grants,
     )
     const response = await introspectToken(params, client, tenant.context, deps.grants)
     ctx.set('Cache-Control', 'no-store')

@@ -22,10 +22,10 @@ export function revokeRoute(deps: ClientEndpointDeps): Middleware<TenantState> {
       await readTextBody(ctx, deps.maxBodyBytes),
       ctx.get('Content-Type') || undefined,
     )
-    const { client } = authenticateClient(
-      params,
-      ctx.get('Authorization') || undefined,
-      tenant.context.clients,
+    const { client } = await authenticateClient(
+      { params, authorization: ctx.get('Authorization') || undefined, endpoint: 'revoke' },
+      tenant.context,
+      deps.grants,
     )
     await revokeToken(params, client, tenant.context, deps.grants)
     ctx.set('Cache-Control', 'no-store')

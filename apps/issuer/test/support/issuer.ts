@@ -8,7 +8,7 @@ import { parseSettings } from '@tessera/config-schema'
 import type { Settings } from '@tessera/config-schema'
 import type { Logger } from 'pino'
 import { createIssuer, createLogger } from '../../src/index.js'
-import type { Issuer } from '../../src/index.js'
+import type { Issuer, IssuerOptions } from '../../src/index.js'
 import type { TenantSource } from '../../src/sources/source.js'
 
 export const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url))
@@ -53,6 +53,8 @@ export async function startIssuer(options: {
   config?: string
   vars?: Record<string, string>
   clock?: () => number
+  /** Timings of the jwks_uri cache of private_key_jwt clients. */
+  clientJwks?: IssuerOptions['clientJwks']
   /** The tenant source (default: the one the settings name), e.g. with short retries. */
   source?: (context: {
     settings: Settings
@@ -82,6 +84,7 @@ export async function startIssuer(options: {
     logger,
     env: vars,
     clock: options.clock,
+    clientJwks: options.clientJwks,
     source: options.source?.({ settings, logger, env: vars }),
   })
   const server: Server = issuer.app.listen(0, '127.0.0.1')
