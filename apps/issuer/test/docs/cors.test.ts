@@ -87,6 +87,7 @@ describe('docs/cors.md', () => {
     expect(acme).toBeDefined()
     expect(corsOrigins(acme!).has('http://localhost:8081')).toBe(true)
     expect(text).toContain("fetch('http://acme.localhost:3000/token'")
+    // Under dev on the default PORT, this host's issuer URL is http://acme.localhost:3000.
     expect(acme?.hosts).toContain('acme.localhost')
   })
 
