@@ -1,11 +1,14 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { REPO } from './manifests.js'
 
 interface PackageJson {
   name: string
   license?: string
+  repository?: unknown
+  homepage?: unknown
+  bugs?: unknown
   types?: string
   typings?: string
   exports?: unknown
@@ -100,5 +103,36 @@ describe('licensing (#12)', () => {
     expect(readFileSync(join(REPO, 'packages/verifier/LICENSE'), 'utf8')).toBe(
       readFileSync(join(REPO, 'LICENSE'), 'utf8'),
     )
+  })
+})
+
+describe('where the project lives (#12)', () => {
+  const GITHUB = 'https://github.com/tessera-dev/tessera'
+
+  it('names the repository, its folder, a homepage and the issue tracker in every package.json', () => {
+    const root = readJson(join(REPO, 'package.json'))
+    expect([root.repository, root.homepage, root.bugs]).toEqual([
+      { type: 'git', url: `git+${GITHUB}.git` },
+      `${GITHUB}/tree/main#readme`,
+      `${GITHUB}/issues`,
+    ])
+    expect(workspace.length).toBeGreaterThanOrEqual(8)
+    for (const { dir, json } of workspace) {
+      const path = relative(REPO, dir)
+      expect([json.name, json.repository, json.homepage, json.bugs]).toEqual([
+        json.name,
+        { type: 'git', url: `git+${GITHUB}.git`, directory: path },
+        `${GITHUB}/tree/main/${path}#readme`,
+        `${GITHUB}/issues`,
+      ])
+    }
+  })
+
+  it('points each directory at a folder of this repository with a package.json', () => {
+    for (const { json } of workspace) {
+      const { directory } = json.repository as { directory: string }
+      expect(existsSync(join(REPO, directory, 'package.json')), directory).toBe(true)
+      expect(readJson(join(REPO, directory, 'package.json')).name).toBe(json.name)
+    }
   })
 })

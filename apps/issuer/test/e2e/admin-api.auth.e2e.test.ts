@@ -223,7 +223,7 @@ describe('ADMIN_TOKEN settings (issue #13)', () => {
     try {
       const lines = off.logs
         .filter((line) => line.startsWith('{'))
-        .map((line) => JSON.parse(line) as unknown)
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
       expect(lines).toContainEqual(
         expect.objectContaining({
           level: 40,

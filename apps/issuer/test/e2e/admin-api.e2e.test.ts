@@ -84,14 +84,18 @@ describe('the admin API (issue #13)', { timeout: 120_000 }, () => {
     it('lists each tenant: name, hosts, issuer, algorithm, clients by id and name', async () => {
       const res = await call('GET', '/admin/tenants')
       expect(res.status).toBe(200)
+      // `dev` gives a host written without a port the port it listens on.
+      const port = new URL(cli.url).port
       expect(res.headers['content-type']).toMatch(/^application\/json/)
       expect(res.headers['cache-control']).toBe('no-store')
+      // `dev` gives a first host written without a port the port it listens on.
+      const port = new URL(cli.url).port
       expect(res.json).toEqual({
         tenants: [
           {
             name: 'hs',
             hosts: ['hs.test', 'alias.hs.test:8443'],
-            issuer: 'http://hs.test',
+            issuer: `http://hs.test:${port}`,
             jwt_algorithm: 'HS256',
             clients: [
               { client_id: HS.client },
@@ -103,7 +107,7 @@ describe('the admin API (issue #13)', { timeout: 120_000 }, () => {
           {
             name: 'rs',
             hosts: ['rs.test'],
-            issuer: 'http://rs.test',
+            issuer: `http://rs.test:${port}`,
             jwt_algorithm: 'RS256',
             clients: [{ client_id: RS.client }],
           },

@@ -12,8 +12,9 @@ import { startIssuerCli } from '../support/process.js'
 import type { IssuerCli } from '../support/process.js'
 
 const HOST = 'pkp.test'
-// With a port written, both replicas' issuer URL is this one, whatever port each listens on.
-const ISSUER = 'http://pkp.test:8080'
+// The replicas listen on different ports: the host names its port so that both issue one `iss`
+// (under `dev`, a host without a port takes each replica's own).
+const ISSUER = 'http://pkp.test:8443'
 const CLIENT = 'c3c3c3c3-0000-4000-8000-000000000001'
 
 describe('private_key_jwt on two replicas sharing one PostgreSQL', { timeout: 120_000 }, () => {
@@ -30,7 +31,7 @@ describe('private_key_jwt on two replicas sharing one PostgreSQL', { timeout: 12
       tmp.dir,
       `name: pkp
 config:
-  hosts: [${HOST}:8080]
+  hosts: ['${HOST}:8443']
   providers: [providers/users.mjs]
   clients:
     - client_id: ${CLIENT}

@@ -4,8 +4,8 @@ import type { VerifierOptions } from '../options.js'
 import { DEFAULT_REALM, isQuotable, isScopeToken } from '../render.js'
 import { createVerifier } from '../verifier.js'
 import type { VerifiedToken, Verifier } from '../verifier.js'
-import { adapterPathOf } from './adapter-path.js'
-import { isCompactJws } from './token.js'
+import { engineOf } from './engine.js'
+import { compactSegments } from './token.js'
 
 // RFC 6750 §2.1: credentials = "Bearer" 1*SP b64token
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/
@@ -82,8 +82,8 @@ export function createAuthenticator(verifier: Verifier, realm: string): Authenti
     const auth: WithRealm = { token, payload, protectedHeader, scopes, [REALM]: realm }
     return auth
   }
-  const path = adapterPathOf(verifier)
-  if (path === undefined) {
+  const engine = engineOf(verifier)
+  if (engine === undefined) {
     // A verifier made elsewhere: only its public face, whatever it returns.
     return async (header) => {
       const token = extractBearerToken(header)
@@ -92,18 +92,20 @@ export function createAuthenticator(verifier: Verifier, realm: string): Authenti
   }
   return (header) => {
     const token = bearerCredentials(header)
-    const cacheKey = path.keyOf(token)
+    const cacheKey = engine.cacheKeyOf(token)
     if (cacheKey !== undefined) {
       // A hit is a token verified before, so a b64token as well: the check below is only
       // needed on a miss, where it still comes before the verifier sees the token.
-      const hit = path.cached(cacheKey)
+      const hit = engine.cachedResult(cacheKey)
       if (hit !== undefined) return toAuth(token, hit)
     }
-    // One scan for two checks: a compact JWS is a b64token (RFC 6750 §2.1), and the verifier
-    // then need not check its shape again.
-    const compact = isCompactJws(token)
-    if (!compact) checkB64Token(token)
-    return path.verify(token, cacheKey, compact).then((verified) => toAuth(token, verified))
+    // One scan for two checks: a compact JWS is a b64token (RFC 6750 §2.1), and the engine then
+    // takes the segments as they are.
+    const segments = compactSegments(token)
+    if (segments === undefined) checkB64Token(token)
+    return engine
+      .verifyUncached(token, cacheKey, segments)
+      .then((verified) => toAuth(token, verified))
   }
 }
 

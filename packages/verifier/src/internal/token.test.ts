@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { decodeToken, HeaderCache, isCompactJws, splitToken } from './token.js'
+import { compactSegments, decodeToken, HeaderCache, splitToken } from './token.js'
 
 const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
 
@@ -52,8 +52,9 @@ describe('splitToken', () => {
     expect(() => splitToken('a.b.c=')).toThrow(
       expect.objectContaining({ code: 'ERR_TOKEN_MALFORMED' }),
     )
-    expect(isCompactJws('a.b.c')).toBe(true)
-    expect(isCompactJws('a.b.c=')).toBe(false)
-    expect(isCompactJws('a..c')).toBe(false)
+    expect(compactSegments('a.b.c')).toEqual({ protected: 'a', payload: 'b', signature: 'c' })
+    expect(compactSegments('a.b.c=')).toBeUndefined()
+    expect(compactSegments('a..c')).toBeUndefined()
+    expect(compactSegments('a.b.c.d')).toBeUndefined()
   })
 })

@@ -75,24 +75,11 @@ export class HeaderCache {
 }
 
 /**
- * Whether `token` is three non-empty base64url segments joined by dots: the compact JWS shape
- * (RFC 7515 §7.1; no padding, RFC 7515 §2).
+ * The three segments of `token` when it is three non-empty base64url segments joined by dots
+ * (the compact JWS shape, RFC 7515 §7.1; no padding, RFC 7515 §2); `undefined` otherwise.
  */
-export function isCompactJws(token: string): boolean {
-  return COMPACT_JWS.test(token)
-}
-
-/**
- * Splits a compact JWS into its three segments, refusing anything but three non-empty base64url
- * segments. `checked`: the caller has just seen {@link isCompactJws} hold, so the token is not
- * scanned again. Throws `ERR_TOKEN_MALFORMED`.
- *
- * @see RFC 7515 §7.1 (JWS Compact Serialization)
- */
-export function splitToken(token: string, checked = false): CompactSegments {
-  if (!checked && !COMPACT_JWS.test(token)) {
-    throw malformed('The token is not a JWS in compact form')
-  }
+export function compactSegments(token: string): CompactSegments | undefined {
+  if (!COMPACT_JWS.test(token)) return undefined
   const first = token.indexOf('.')
   const second = token.indexOf('.', first + 1)
   return {
@@ -100,6 +87,18 @@ export function splitToken(token: string, checked = false): CompactSegments {
     payload: token.slice(first + 1, second),
     signature: token.slice(second + 1),
   }
+}
+
+/**
+ * Splits a compact JWS into its three segments, refusing anything but three non-empty base64url
+ * segments. Throws `ERR_TOKEN_MALFORMED`.
+ *
+ * @see RFC 7515 §7.1 (JWS Compact Serialization)
+ */
+export function splitToken(token: string): CompactSegments {
+  const segments = compactSegments(token)
+  if (segments === undefined) throw malformed('The token is not a JWS in compact form')
+  return segments
 }
 
 /** Decodes a payload segment to a JSON object, unverified; throws `ERR_TOKEN_MALFORMED`. */
