@@ -59,17 +59,23 @@ describe('GET /.well-known/jwks.json and metadata', () => {
         token_endpoint_auth_methods_supported: [
           'client_secret_basic',
           'client_secret_post',
+          'private_key_jwt',
           'none',
         ],
+        token_endpoint_auth_signing_alg_values_supported: ['RS256', 'ES256', 'PS256'],
         revocation_endpoint_auth_methods_supported: [
           'client_secret_basic',
           'client_secret_post',
+          'private_key_jwt',
           'none',
         ],
+        revocation_endpoint_auth_signing_alg_values_supported: ['RS256', 'ES256', 'PS256'],
         introspection_endpoint_auth_methods_supported: [
           'client_secret_basic',
           'client_secret_post',
+          'private_key_jwt',
         ],
+        introspection_endpoint_auth_signing_alg_values_supported: ['RS256', 'ES256', 'PS256'],
         scopes_supported: ['read', 'write'],
         authorization_response_iss_parameter_supported: true,
       })
