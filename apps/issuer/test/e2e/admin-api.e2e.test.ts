@@ -74,8 +74,6 @@ describe('the admin API (issue #13)', { timeout: 120_000 }, () => {
     it('lists each tenant: name, hosts, issuer, algorithm, clients by id and name', async () => {
       const res = await call('GET', '/admin/tenants')
       expect(res.status).toBe(200)
-      // `dev` gives a host written without a port the port it listens on.
-      const port = new URL(cli.url).port
       expect(res.headers['content-type']).toMatch(/^application\/json/)
       expect(res.headers['cache-control']).toBe('no-store')
       // `dev` gives a first host written without a port the port it listens on.
