@@ -163,23 +163,13 @@ export async function passwordToken(
   client: { id: string; secret: string },
   scope?: string,
 ): Promise<string> {
-  const response = await loopbackFetch(issuerUrl)(`http://${host}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'password',
-      username: 'u',
-      password: 'p',
-      client_id: client.id,
-      client_secret: client.secret,
-      ...(scope === undefined ? {} : { scope }),
-    }).toString(),
-  })
-  const body = (await response.json()) as { access_token?: string }
-  if (response.status !== 200 || typeof body.access_token !== 'string') {
-    throw new Error(`token request failed: ${response.status} ${JSON.stringify(body)}`)
-  }
-  return body.access_token
+  return requestToken(
+    issuerUrl,
+    host,
+    { grant_type: 'password', username: 'u', password: 'p' },
+    client,
+    scope,
+  )
 }
 
 /** An access token from the client_credentials grant of the tenant at `host`: about `client`. */
@@ -189,11 +179,22 @@ export async function clientCredentialsToken(
   client: { id: string; secret: string },
   scope?: string,
 ): Promise<string> {
+  return requestToken(issuerUrl, host, { grant_type: 'client_credentials' }, client, scope)
+}
+
+/** POSTs `grant` with the client's secret in the body; anything but a 200 with a token throws. */
+async function requestToken(
+  issuerUrl: string,
+  host: string,
+  grant: Record<string, string>,
+  client: { id: string; secret: string },
+  scope: string | undefined,
+): Promise<string> {
   const response = await loopbackFetch(issuerUrl)(`http://${host}/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({
-      grant_type: 'client_credentials',
+      ...grant,
       client_id: client.id,
       client_secret: client.secret,
       ...(scope === undefined ? {} : { scope }),

@@ -1,20 +1,18 @@
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { parseConfig } from '@tessera/config-schema'
 import { exportJWK, exportPKCS8, generateKeyPair, importPKCS8, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { writeConfig } from '../support/client-assertion.js'
+import { codeBlocks, parseDocClients } from '../support/docs.js'
 import { send } from '../support/http.js'
-import { FIXTURES, JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
+import { startIssuer, tempDir } from '../support/issuer.js'
 import type { RunningIssuer } from '../support/issuer.js'
 
 const DOC = fileURLToPath(new URL('../../../../docs/client-authentication.md', import.meta.url))
 const text = readFileSync(DOC, 'utf8')
-const blocks = (lang: string) =>
-  [...text.matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1]!)
+const blocks = (language: string): string[] => codeBlocks(text, language)
 
 const CLIENT = '7c6f2d0e-1b7a-4f7e-9d55-5d0a7f3e2b11'
 
@@ -28,24 +26,9 @@ describe('docs/client-authentication.md', () => {
     expect(yaml).toHaveLength(2)
     for (const block of yaml) {
       const { clients } = parse(block) as { clients: unknown[] }
-      const result = parseConfig(
-        [
-          {
-            file: DOC,
-            value: {
-              name: 'docs',
-              config: {
-                hosts: ['docs.test'],
-                providers: [join(FIXTURES, 'basic', 'providers', 'users.mjs')],
-                clients: clients.map((client) => ({
-                  ...(client as object),
-                  grant_types: ['password'],
-                })),
-              },
-            },
-          },
-        ],
-        { env: {}, jwtSecret: JWT_SECRET },
+      const result = parseDocClients(
+        DOC,
+        clients.map((client) => ({ ...(client as object), grant_types: ['password'] })),
       )
       if (!result.ok) throw new Error(result.issues.map((issue) => issue.message).join('\n'))
       expect(result.tenants[0]?.clients[0]?.tokenEndpointAuthMethod).toBe('private_key_jwt')

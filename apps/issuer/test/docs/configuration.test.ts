@@ -10,6 +10,7 @@ import {
 } from '@tessera/config-schema'
 import { afterEach, describe, expect, it } from 'vitest'
 import { readRepoFile } from '../deploy/manifests.js'
+import { codeBlocks } from '../support/docs.js'
 import { FIXTURES, JWT_SECRET } from '../support/issuer.js'
 
 const DOC = readRepoFile('docs/configuration.md')
@@ -21,13 +22,6 @@ function section(heading: string): string {
   if (start === -1) throw new Error(`docs/configuration.md has no "## ${heading}"`)
   const end = DOC.indexOf('\n## ', start + 1)
   return DOC.slice(start, end === -1 ? undefined : end)
-}
-
-/** The fenced blocks of one language in `text`, in order. */
-function blocks(text: string, language: string): string[] {
-  return [...text.matchAll(new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``, 'g'))].map(
-    (match) => match[1]!,
-  )
 }
 
 /** The first-column field names (`| \`name\` |`) of the table right after `heading`. */
@@ -63,7 +57,7 @@ describe('docs/configuration.md', () => {
   })
 
   it('loads the complete example: two tenants, one per form, with the defaults it names', async () => {
-    const [example] = blocks(section('A complete example'), 'yaml')
+    const [example] = codeBlocks(section('A complete example'), 'yaml')
     if (example === undefined) throw new Error('no yaml block in "A complete example"')
     const root = tenantsFolder({ 'tenants/acme.yaml': example })
     for (const script of ['ldap.mjs', 'local-users.mjs']) {
@@ -106,8 +100,8 @@ describe('docs/configuration.md', () => {
 
   it('prints exactly the problems it shows for its two broken files', async () => {
     const text = section('Validation')
-    const [acmeYaml, globexYaml] = blocks(text, 'yaml')
-    const [output] = blocks(text, 'text')
+    const [acmeYaml, globexYaml] = codeBlocks(text, 'yaml')
+    const [output] = codeBlocks(text, 'text')
     if (acmeYaml === undefined || globexYaml === undefined || output === undefined) {
       throw new Error('the Validation section lost its two files or their output')
     }
@@ -127,7 +121,7 @@ describe('docs/configuration.md', () => {
   })
 
   it('documents a {env: VAR} secret that is refused when the variable is empty', async () => {
-    const [snippet] = blocks(section('Secrets from the environment: `{env: VAR}`'), 'yaml')
+    const [snippet] = codeBlocks(section('Secrets from the environment: `{env: VAR}`'), 'yaml')
     const root = tenantsFolder({
       'acme.yaml': `name: acme\nconfig:\n  hosts: [acme.test]\n  providers: [${USERS}]\n${snippet!
         .split('\n')

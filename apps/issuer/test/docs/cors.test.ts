@@ -1,43 +1,20 @@
 import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { loadConfig, parseConfig } from '@tessera/config-schema'
-import type { ParseConfigResult } from '@tessera/config-schema'
 import { describe, expect, it } from 'vitest'
 import { parse, parseAllDocuments } from 'yaml'
 import { CORS_PATHS } from '../../src/app.js'
 import { corsOrigins } from '../../src/http/cors.js'
-import { FIXTURES, JWT_SECRET } from '../support/issuer.js'
+import { codeBlocks, parseDocClients } from '../support/docs.js'
+import { JWT_SECRET } from '../support/issuer.js'
 
 const DOC = fileURLToPath(new URL('../../../../docs/cors.md', import.meta.url))
 const CONFIGURATION = fileURLToPath(new URL('../../../../docs/configuration.md', import.meta.url))
 const EXAMPLES = fileURLToPath(new URL('../../../../examples/', import.meta.url))
 const text = readFileSync(DOC, 'utf8')
 
-function blocks(language: string): string[] {
-  return [...text.matchAll(new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``, 'g'))].map(
-    (match) => match[1] ?? '',
-  )
-}
-
-function parseClients(clients: unknown): ParseConfigResult {
-  return parseConfig(
-    [
-      {
-        file: 'tenants/acme.yaml',
-        value: {
-          name: 'docs',
-          config: {
-            hosts: ['docs.test'],
-            providers: [join(FIXTURES, 'basic', 'providers', 'users.mjs')],
-            clients,
-          },
-        },
-      },
-    ],
-    { env: {}, jwtSecret: JWT_SECRET },
-  )
-}
+const blocks = (language: string): string[] => codeBlocks(text, language)
+const parseClients = (clients: unknown) => parseDocClients('tenants/acme.yaml', clients)
 
 describe('docs/cors.md', () => {
   it('lists as CORS endpoints exactly those the issuer answers CORS on', () => {

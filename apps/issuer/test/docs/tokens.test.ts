@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { parseConfig } from '@tessera/config-schema'
 import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
-import { FIXTURES, JWT_SECRET } from '../support/issuer.js'
+import { codeBlocks, parseDocClients } from '../support/docs.js'
 
 const DOC = fileURLToPath(new URL('../../../../docs/tokens.md', import.meta.url))
 const REPO = fileURLToPath(new URL('../../../../', import.meta.url))
@@ -14,22 +13,7 @@ describe('docs/tokens.md', () => {
     const block = /```yaml\n([\s\S]*?)```/.exec(readFileSync(DOC, 'utf8'))?.[1]
     if (block === undefined) throw new Error('no yaml block in docs/tokens.md')
     const { clients } = parse(block) as { clients: unknown[] }
-    const result = parseConfig(
-      [
-        {
-          file: DOC,
-          value: {
-            name: 'docs',
-            config: {
-              hosts: ['docs.test'],
-              providers: [join(FIXTURES, 'basic', 'providers', 'users.mjs')],
-              clients,
-            },
-          },
-        },
-      ],
-      { env: { ORDERS_API_SECRET: 'a-secret' }, jwtSecret: JWT_SECRET },
-    )
+    const result = parseDocClients(DOC, clients, { ORDERS_API_SECRET: 'a-secret' })
     if (!result.ok) throw new Error(result.issues.map((issue) => issue.message).join('\n'))
     expect(result.tenants[0]?.clients[0]).toMatchObject({
       clientSecret: 'a-secret',
@@ -38,28 +22,12 @@ describe('docs/tokens.md', () => {
   })
 
   it('shows a client_credentials client that the schema takes (#13)', () => {
-    const blocks = [...readFileSync(DOC, 'utf8').matchAll(/```yaml\n([\s\S]*?)```/g)]
-    const block = blocks
-      .map((match) => match[1]!)
-      .find((text) => text.includes('client_credentials'))
+    const block = codeBlocks(readFileSync(DOC, 'utf8'), 'yaml').find((text) =>
+      text.includes('client_credentials'),
+    )
     if (block === undefined) throw new Error('no client_credentials yaml block in docs/tokens.md')
     const { clients } = parse(block) as { clients: unknown[] }
-    const result = parseConfig(
-      [
-        {
-          file: DOC,
-          value: {
-            name: 'docs',
-            config: {
-              hosts: ['docs.test'],
-              providers: [join(FIXTURES, 'basic', 'providers', 'users.mjs')],
-              clients,
-            },
-          },
-        },
-      ],
-      { env: { ORDER_SYNC_SECRET: 'a-secret' }, jwtSecret: JWT_SECRET },
-    )
+    const result = parseDocClients(DOC, clients, { ORDER_SYNC_SECRET: 'a-secret' })
     if (!result.ok) throw new Error(result.issues.map((issue) => issue.message).join('\n'))
     expect(result.tenants[0]?.clients[0]).toMatchObject({ grantTypes: ['client_credentials'] })
   })

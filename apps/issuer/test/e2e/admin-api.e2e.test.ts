@@ -4,7 +4,6 @@
  * log and the documented examples are in admin-api.auth.e2e.test.ts.
  */
 import { join } from 'node:path'
-import { decodeProtectedHeader } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   ADMIN_TOKEN,
@@ -13,8 +12,9 @@ import {
   expectDocumented,
   expectProblem,
 } from '../support/admin-api.js'
-import { postForm, send } from '../support/http.js'
+import { send } from '../support/http.js'
 import { FIXTURES, HS, JWT_SECRET, RS, tempDir } from '../support/issuer.js'
+import { rsTokenKid } from '../support/keys.js'
 import { runCli, startIssuerCli } from '../support/process.js'
 import type { IssuerCli } from '../support/process.js'
 
@@ -51,17 +51,7 @@ describe('the admin API (issue #13)', { timeout: 120_000 }, () => {
     expect(res.status).toBe(200)
     return (res.json as { keys: { kid: string }[] }).keys.map((key) => key.kid)
   }
-  const tokenKid = async (): Promise<string | undefined> => {
-    const res = await postForm(cli.url, RS.host, {
-      grant_type: 'password',
-      username: 'alice',
-      password: 'alice-password',
-      client_id: RS.client,
-      client_secret: RS.secret,
-    })
-    expect(res.status).toBe(200)
-    return decodeProtectedHeader((res.json as { access_token: string }).access_token).kid
-  }
+  const tokenKid = (): Promise<string | undefined> => rsTokenKid(cli.url)
   const keyList = async (tenant = 'rs'): Promise<KeyList> => {
     const res = await call('GET', `/admin/tenants/${tenant}/keys`)
     expect(res.status).toBe(200)
@@ -84,8 +74,6 @@ describe('the admin API (issue #13)', { timeout: 120_000 }, () => {
     it('lists each tenant: name, hosts, issuer, algorithm, clients by id and name', async () => {
       const res = await call('GET', '/admin/tenants')
       expect(res.status).toBe(200)
-      // `dev` gives a host written without a port the port it listens on.
-      const port = new URL(cli.url).port
       expect(res.headers['content-type']).toMatch(/^application\/json/)
       expect(res.headers['cache-control']).toBe('no-store')
       // `dev` gives a first host written without a port the port it listens on.

@@ -5,13 +5,13 @@
  */
 import { join } from 'node:path'
 import { createTestDatabase } from '@tessera/test-support'
-import { decodeProtectedHeader } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { KEY_POLL_INTERVAL_MS } from '../../src/issuer.js'
 import { ADMIN_TOKEN } from '../support/admin-api.js'
 import { eventually } from '../support/eventually.js'
-import { postForm, send } from '../support/http.js'
+import { send } from '../support/http.js'
 import { FIXTURES, JWT_SECRET, RS } from '../support/issuer.js'
+import { rsTokenKid } from '../support/keys.js'
 import { startIssuerCli } from '../support/process.js'
 import type { IssuerCli } from '../support/process.js'
 
@@ -24,16 +24,8 @@ async function jwksKids(replica: IssuerCli): Promise<string[]> {
   return (res.json as { keys: { kid: string }[] }).keys.map((key) => key.kid).sort()
 }
 
-async function tokenKid(replica: IssuerCli): Promise<string | undefined> {
-  const res = await postForm(replica.url, RS.host, {
-    grant_type: 'password',
-    username: 'alice',
-    password: 'alice-password',
-    client_id: RS.client,
-    client_secret: RS.secret,
-  })
-  expect(res.status).toBe(200)
-  return decodeProtectedHeader((res.json as { access_token: string }).access_token).kid
+function tokenKid(replica: IssuerCli): Promise<string | undefined> {
+  return rsTokenKid(replica.url)
 }
 
 function admin(replica: IssuerCli, path: string) {

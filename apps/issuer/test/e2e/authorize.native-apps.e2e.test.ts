@@ -1,7 +1,6 @@
-import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { postForm, send } from '../support/http.js'
-import { FIXTURES, startIssuer, tempDir } from '../support/issuer.js'
+import { useIssuer } from '../support/issuer.js'
 import type { RunningIssuer } from '../support/issuer.js'
 import { authorizePath, openLogin, pkce, submitLogin } from '../support/oauth.js'
 
@@ -12,18 +11,8 @@ const APP = '66666666-6666-4666-8666-666666666666'
 // private-use scheme, each exactly where they asked for it.
 describe('GET /authorize for native apps (RFC 8252)', () => {
   let issuer: RunningIssuer
-  let tmp: ReturnType<typeof tempDir>
-
-  beforeAll(async () => {
-    tmp = tempDir()
-    issuer = await startIssuer({
-      databaseUrl: `sqlite:${tmp.dir}/tessera.db`,
-      config: join(FIXTURES, 'native'),
-    })
-  })
-  afterAll(async () => {
-    await issuer.close()
-    tmp.remove()
+  useIssuer('native', (started) => {
+    issuer = started
   })
 
   function request(redirectUri: string, challenge: string): Record<string, string> {

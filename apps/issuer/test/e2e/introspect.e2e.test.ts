@@ -1,8 +1,7 @@
-import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { basicAuth, postForm, send } from '../support/http.js'
 import type { HttpResponse } from '../support/http.js'
-import { FIXTURES, startIssuer, tempDir } from '../support/issuer.js'
+import { useIssuer } from '../support/issuer.js'
 import type { RunningIssuer } from '../support/issuer.js'
 import { signIn } from '../support/oauth.js'
 
@@ -23,18 +22,8 @@ interface Tokens {
 
 describe('POST /introspect and POST /revoke: the truth about a token (#11)', () => {
   let issuer: RunningIssuer
-  let tmp: ReturnType<typeof tempDir>
-
-  beforeAll(async () => {
-    tmp = tempDir()
-    issuer = await startIssuer({
-      databaseUrl: `sqlite:${tmp.dir}/tessera.db`,
-      config: join(FIXTURES, 'introspect'),
-    })
-  })
-  afterAll(async () => {
-    await issuer.close()
-    tmp.remove()
+  useIssuer('introspect', (started) => {
+    issuer = started
   })
 
   function post(path: string, client: Client, params: Record<string, string>) {

@@ -7,9 +7,10 @@ import Database from 'better-sqlite3'
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { KEY_POLL_INTERVAL_MS } from '../../src/issuer.js'
-import { postForm, send } from '../support/http.js'
+import { send } from '../support/http.js'
 import { FIXTURES, JWT_SECRET, RS, startIssuer, tempDir } from '../support/issuer.js'
 import type { RunningIssuer } from '../support/issuer.js'
+import { rsAccessToken } from '../support/keys.js'
 import { runCli, startIssuerCli } from '../support/process.js'
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
@@ -32,16 +33,8 @@ async function jwks(issuer: RunningIssuer): Promise<ReturnType<typeof createLoca
   return createLocalJWKSet(res.json as Parameters<typeof createLocalJWKSet>[0])
 }
 
-async function tokenFrom(issuer: RunningIssuer): Promise<string> {
-  const res = await postForm(issuer.url, RS.host, {
-    grant_type: 'password',
-    username: 'alice',
-    password: 'alice-password',
-    client_id: RS.client,
-    client_secret: RS.secret,
-  })
-  expect(res.status).toBe(200)
-  return (res.json as { access_token: string }).access_token
+function tokenFrom(issuer: RunningIssuer): Promise<string> {
+  return rsAccessToken(issuer.url)
 }
 
 /** Polls the JWKS until it lists exactly `expected`; returns how long that took. */

@@ -1,7 +1,6 @@
-import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { send } from '../support/http.js'
-import { FIXTURES, startIssuer, tempDir } from '../support/issuer.js'
+import { useIssuer } from '../support/issuer.js'
 import type { RunningIssuer } from '../support/issuer.js'
 import { authorizePath, openLogin, pkce, submitLogin } from '../support/oauth.js'
 
@@ -19,18 +18,8 @@ function expectOnlyThePagesMarkup(page: string): void {
 // them as text, over HTTP as a browser gets them.
 describe('the login page with hostile values', () => {
   let issuer: RunningIssuer
-  let tmp: ReturnType<typeof tempDir>
-
-  beforeAll(async () => {
-    tmp = tempDir()
-    issuer = await startIssuer({
-      databaseUrl: `sqlite:${tmp.dir}/tessera.db`,
-      config: join(FIXTURES, 'hostile'),
-    })
-  })
-  afterAll(async () => {
-    await issuer.close()
-    tmp.remove()
+  useIssuer('hostile', (started) => {
+    issuer = started
   })
 
   const request = () => ({

@@ -1,9 +1,8 @@
-import { join } from 'node:path'
 import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { basicAuth, postForm, postJson, send } from '../support/http.js'
 import type { HttpResponse } from '../support/http.js'
-import { FIXTURES, JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
+import { JWT_SECRET, useIssuer } from '../support/issuer.js'
 import type { RunningIssuer } from '../support/issuer.js'
 
 // Issue #13: the client_credentials grant over HTTP, against the SQLite store and real signing.
@@ -25,18 +24,8 @@ const CLAIMS = ['aud', 'client_id', 'exp', 'iat', 'iss', 'jti', 'scope', 'sub']
 
 describe('POST /token (client_credentials)', () => {
   let issuer: RunningIssuer
-  let tmp: ReturnType<typeof tempDir>
-
-  beforeAll(async () => {
-    tmp = tempDir()
-    issuer = await startIssuer({
-      databaseUrl: `sqlite:${tmp.dir}/tessera.db`,
-      config: join(FIXTURES, 'service'),
-    })
-  })
-  afterAll(async () => {
-    await issuer.close()
-    tmp.remove()
+  useIssuer('service', (started) => {
+    issuer = started
   })
 
   function serviceToken(

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { parseSettings } from '@tessera/config-schema'
 import type { Settings } from '@tessera/config-schema'
 import type { Logger } from 'pino'
+import { afterAll, beforeAll } from 'vitest'
 import { createIssuer, createLogger } from '../../src/index.js'
 import type { Issuer, IssuerOptions } from '../../src/index.js'
 import type { TenantSource } from '../../src/sources/source.js'
@@ -101,4 +102,26 @@ export async function startIssuer(options: {
       await issuer.close()
     },
   }
+}
+
+/**
+ * Runs an issuer on the `fixture` config, with a SQLite file in a fresh folder, for the tests of
+ * the enclosing describe. It exists only once beforeAll has run, hence `onStart` rather than a
+ * return value.
+ */
+export function useIssuer(fixture: string, onStart: (issuer: RunningIssuer) => void): void {
+  let issuer: RunningIssuer | undefined
+  let tmp: ReturnType<typeof tempDir> | undefined
+  beforeAll(async () => {
+    tmp = tempDir()
+    issuer = await startIssuer({
+      databaseUrl: `sqlite:${tmp.dir}/tessera.db`,
+      config: join(FIXTURES, fixture),
+    })
+    onStart(issuer)
+  })
+  afterAll(async () => {
+    await issuer?.close()
+    tmp?.remove()
+  })
 }
