@@ -77,5 +77,7 @@ export type {
   FamilyIssue,
   MarkStore,
   SecretStore,
+  SessionRecord,
+  SessionStore,
   ExpiryStore,
 } from './ports.js'

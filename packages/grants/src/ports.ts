@@ -119,8 +119,14 @@ export interface AuthorizationCodeRecord {
   /** Epoch milliseconds. */
   createdAt: number
   expiresAt: number
-  /** Set once the code has been redeemed. */
+  /** Set once the code has been redeemed (or its sign-in session ended, see `endSession`). */
   consumedAt?: number
+  /** OpenID Connect: the request's `nonce`, byte for byte, echoed in the ID token. */
+  nonce?: string
+  /** OpenID Connect: the sign-in session the code came from (the `sid` claim). */
+  sid?: string
+  /** OpenID Connect: when the user typed the password (epoch milliseconds; `auth_time`). */
+  authTime?: number
 }
 
 /** A refresh-token family: every refresh token descended from one sign-in. */
@@ -134,6 +140,13 @@ export interface RefreshFamily {
   claims: Record<string, unknown>
   /** The code the family was issued from, so a replay of that code can revoke it. */
   codeHash?: string
+  /**
+   * OpenID Connect: the sign-in session the family was started by (`sid`), so that ending the
+   * session (logout) revokes it.
+   */
+  sid?: string
+  /** OpenID Connect: when the user typed the password (epoch milliseconds; `auth_time`). */
+  authTime?: number
   createdAt: number
   /** Absolute end of the family (REFRESH_TOKEN_EXPIRATION_IN_HOURS after sign-in). */
   expiresAt: number
@@ -247,6 +260,53 @@ export interface MarkStore {
   isMarked(tenant: string, kind: string, id: string, now: number): Promise<boolean>
 }
 
+/**
+ * An OpenID Connect single sign-on session: one browser's sign-in at one tenant. The browser
+ * holds a random value in a cookie; only its SHA-256 is stored.
+ */
+export interface SessionRecord {
+  /** Hex SHA-256 of the cookie value. */
+  idHash: string
+  tenant: string
+  /**
+   * The public id of the sign-in (the `sid` claim of ID tokens), random, not the cookie. A new
+   * login of the same user in the same browser keeps it (the cookie value is new), so a logout
+   * ends everything that browser's sign-ins started.
+   */
+  sid: string
+  sub: string
+  /** The provider's claims at sign-in. */
+  claims: Record<string, unknown>
+  /** When the user typed the password (epoch milliseconds). */
+  authTime: number
+  createdAt: number
+  /** Absolute end (SESSION_TTL_HOURS after the login). */
+  expiresAt: number
+  /** Set once the session was ended (logout, or replaced by a newer login in that browser). */
+  endedAt?: number
+}
+
+/** Storage of sign-in sessions, shared by every replica. */
+export interface SessionStore {
+  /**
+   * Saves a new session. With `replaces` (the idHash of the session the browser held before),
+   * that session is ended (endedAt = `session.createdAt`, unless already ended) in the same
+   * transaction, so a browser never holds two live sessions.
+   */
+  createSession(session: SessionRecord, replaces?: string): Promise<void>
+  /** One session by the hash of its cookie value, whatever its state; undefined when unknown. */
+  findSession(tenant: string, idHash: string): Promise<SessionRecord | undefined>
+  /**
+   * Logout, in one transaction and in this order: every session of (tenant, sid) gets
+   * endedAt = `now` (those already ended keep theirs); every unconsumed code of that sid is marked
+   * consumed (so a code issued just before cannot start a family afterwards); every family of
+   * that sid is revoked (keeping the first revokedAt). Answers whether a session that was live at
+   * `now` (not ended, not expired) was ended. Concurrent with `redeemCode` of a code of that sid,
+   * from any replica, either the redemption fails or its family is revoked.
+   */
+  endSession(tenant: string, sid: string, now: number): Promise<boolean>
+}
+
 /** Server-wide secrets: one value per name, the same for every replica, kept in the store. */
 export interface SecretStore {
   /**
@@ -258,6 +318,6 @@ export interface SecretStore {
 
 /** Removal of rows that can no longer matter. */
 export interface ExpiryStore {
-  /** Deletes expired codes, families (and their tokens), throttle windows and marks. */
+  /** Deletes expired codes, families (and their tokens), throttle windows, marks and sessions (expired or ended). */
   purgeExpired(now: number): Promise<number>
 }
