@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto'
 import { expect } from 'vitest'
-import { send } from './http.js'
+import { postForm, send } from './http.js'
 import type { HttpResponse } from './http.js'
-import { readLoginPage, submitLogin } from './oauth.js'
+import { pkce, readLoginPage, submitLogin } from './oauth.js'
 
 /** One client of the `oidc` fixture. */
 export interface OidcClient {
@@ -169,4 +169,93 @@ export async function signInWithForm(
 export function redirectOf(response: HttpResponse): URL {
   expect(response.status).toBe(303)
   return new URL(response.headers.location!)
+}
+
+/** A token response of the issuer, as the OpenID tests read it. */
+export interface TokenResponse {
+  access_token: string
+  token_type: string
+  expires_in: number
+  scope: string
+  refresh_token?: string
+  id_token?: string
+}
+
+/** The /authorize URL of an OpenID request of `app` (PKCE, state); `params` add or replace. */
+export function openIdAuthorizeUrl(
+  tenant: OidcTenant,
+  app: OidcClient,
+  challenge: string,
+  params: Record<string, string> = {},
+): URL {
+  const url = new URL(`${tenant.issuer}/authorize`)
+  const all: Record<string, string> = {
+    response_type: 'code',
+    client_id: app.id,
+    redirect_uri: app.redirectUri,
+    scope: 'openid profile email',
+    state: 'oidc-state',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    ...params,
+  }
+  for (const [name, value] of Object.entries(all)) url.searchParams.set(name, value)
+  return url
+}
+
+/** Redeems `code` at /token for `app` (its secret in the body when it has one). */
+export async function redeemCode(
+  baseUrl: string,
+  tenant: OidcTenant,
+  app: OidcClient,
+  code: string,
+  verifier: string,
+): Promise<TokenResponse> {
+  const res = await postForm(baseUrl, tenant.host, {
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: app.redirectUri,
+    code_verifier: verifier,
+    client_id: app.id,
+    ...(app.secret === undefined ? {} : { client_secret: app.secret }),
+  })
+  expect(res.status, res.text).toBe(200)
+  return res.json as TokenResponse
+}
+
+/**
+ * Signs `username` in to `app` through the form in the browser `jar` and redeems the code:
+ * the tokens, and the jar now holding the session cookie.
+ */
+export async function signInOpenId(
+  baseUrl: string,
+  tenant: OidcTenant,
+  app: OidcClient,
+  options: { jar?: CookieJar; params?: Record<string, string>; username?: string } = {},
+): Promise<{ tokens: TokenResponse; jar: CookieJar }> {
+  const jar = options.jar ?? new CookieJar()
+  const { verifier, challenge } = pkce()
+  const url = openIdAuthorizeUrl(tenant, app, challenge, options.params)
+  const login = await signInWithForm(baseUrl, url, jar, options.username)
+  const code = redirectOf(login).searchParams.get('code')
+  if (code === null) throw new Error(`no code in ${login.headers.location}`)
+  return { tokens: await redeemCode(baseUrl, tenant, app, code, verifier), jar }
+}
+
+/**
+ * What prompt=none answers for the browser `jar` at `app`: the code when its session is live,
+ * else the error.
+ */
+export async function silentAuthorize(
+  baseUrl: string,
+  tenant: OidcTenant,
+  app: OidcClient,
+  jar: CookieJar,
+): Promise<{ code: string | null; error: string | null }> {
+  const url = openIdAuthorizeUrl(tenant, app, pkce().challenge, {
+    prompt: 'none',
+    nonce: 'silent-nonce',
+  })
+  const location = redirectOf(await visit(baseUrl, url, jar))
+  return { code: location.searchParams.get('code'), error: location.searchParams.get('error') }
 }
