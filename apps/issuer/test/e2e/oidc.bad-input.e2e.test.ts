@@ -251,6 +251,13 @@ describe('OpenID Connect: bad input gets a clear error and changes nothing', () 
       expectInvalidToken(await userinfo(T, { authorization: 'Bearer abc.def.ghi' }))
     })
 
+    it('answers only GET, HEAD, POST and OPTIONS', async () => {
+      for (const method of ['PUT', 'DELETE', 'PATCH']) {
+        const res = await send(issuer.url, { method, path: '/userinfo', host: T.host })
+        expect(res.status, method).toBe(405)
+      }
+    })
+
     it('refuses a token without openid: 403 insufficient_scope', async () => {
       const { verifier, challenge } = pkce()
       const login = await signInOpenIdLess(challenge)

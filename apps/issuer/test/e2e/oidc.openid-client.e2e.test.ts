@@ -342,6 +342,35 @@ describe.each([OIDC_RS, OIDC_HS])('OpenID Connect with openid-client, tenant $na
     })
   })
 
+  it('logs out by POST without a redirect URI: the signed-out page', async () => {
+    const { config, jar, tokens } = await signIn(tenant.b)
+    const res = await send(issuer.url, {
+      method: 'POST',
+      path: '/logout',
+      host: tenant.host,
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        cookie: jar.header()!,
+      },
+      body: new URLSearchParams({ client_id: tenant.b.id }).toString(),
+    })
+    jar.take(res)
+    expect(res.status).toBe(200)
+    expect(res.headers['content-type']).toMatch(/^text\/html/)
+    expect(res.headers['cache-control']).toBe('no-store')
+    expect(res.headers['content-security-policy']).toContain("default-src 'none'")
+    expect(res.text).toContain('You are signed out')
+    expect(jar.get('tessera_session')).toBeUndefined()
+
+    await expect(client.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({
+      error: 'invalid_grant',
+    })
+    // Signing out again, with no session left, answers the same page.
+    const again = await visit(issuer.url, `${tenant.issuer}/logout`, jar)
+    expect(again.status).toBe(200)
+    expect(again.text).toContain('You are signed out')
+  })
+
   it('refuses an unregistered post-logout URI with a page and keeps the session', async () => {
     const { config, jar, tokens } = await signIn(tenant.a)
 
