@@ -78,6 +78,7 @@ ${yaml!.replace(/^/gm, '  ')}`,
         path: '/.well-known/openid-configuration',
         host: 'login.acme.example',
       })
+      expect(res.status).toBe(200)
       const supported = (res.json as { claims_supported: string[] }).claims_supported
       const scopes = scopeClaims()
       expect([...scopes.keys()]).toEqual(['profile', 'email'])
