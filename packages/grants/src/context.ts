@@ -21,6 +21,13 @@ export interface TenantContext {
   clients: ReadonlyMap<string, Client>
   signer: TokenSigner
   /**
+   * The RS256 signer of ID tokens, from the tenant's key ring: at an RS256 tenant the same as
+   * `signer`, at an HS256 tenant a key kept for ID tokens alone. Set when any client of the
+   * tenant lists `openid` (and at every RS256 tenant); undefined at an HS256 tenant without
+   * OpenID Connect clients.
+   */
+  idTokenSigner?: TokenSigner
+  /**
    * Verifies an access token of this tenant (signature by any key it still publishes or its
    * HS256 secret, `iss`, `exp`); undefined when it does not verify. Used by introspection.
    */
