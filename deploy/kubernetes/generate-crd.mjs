@@ -24,8 +24,9 @@ const YAML = createRequire(new URL('package.json', configSchema))('yaml')
 const HEADER = `# Generated — do not edit; run \`pnpm generate:crd\` to regenerate it.
 # The Tenant CustomResourceDefinition: its schema is tenantResourceJsonSchema() of
 # @tessera/config-schema, so the API server refuses what the issuer would refuse by shape.
-# The rules across fields and tenants (unique hosts, redirect URIs for authorization_code,
-# provider scripts that exist) are the issuer's: it refuses, and logs, a Tenant that breaks them.
+# The rules across fields and tenants (unique hosts, redirect URIs for authorization_code, openid
+# for post_logout_redirect_uris, provider scripts that exist) are the issuer's: it refuses, and
+# logs, a Tenant that breaks them.
 `
 
 /** The CRD as a plain object; its validation schema is the whole resource (apiVersion, kind, metadata, spec). */

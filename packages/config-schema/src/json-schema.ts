@@ -22,8 +22,9 @@ type Json = string | number | boolean | null | Json[] | { [key: string]: Json }
  * - `metadata` is restricted only in `name`, `apiVersion` and `kind` only in type (the API server
  *   owns them), and `status` is an object left as is.
  *
- * The cross-field rules (redirect URIs for authorization_code, duplicates, unique hosts, provider
- * scripts) are beyond a schema: the issuer applies them with `parseConfig`.
+ * The cross-field rules (redirect URIs for authorization_code, openid for post-logout redirect
+ * URIs, duplicates, unique hosts, provider scripts) are beyond a schema: the issuer applies them
+ * with `parseConfig`.
  *
  * @example
  * const crd = { ..., versions: [{ name: 'v1', served: true, storage: true,

@@ -144,6 +144,7 @@ function toTenant(
         clientId: client.client_id,
         grantTypes: client.grant_types,
         redirectUris: client.redirect_uris,
+        postLogoutRedirectUris: client.post_logout_redirect_uris,
         scopes: client.scopes,
         introspection: client.introspection,
       }

@@ -102,17 +102,19 @@ const DEFAULT_GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refres
 /**
  * One OAuth client of a tenant, in wire form (`client_id`, `grant_types`, ...).
  *
- * Defaults: `grant_types` [authorization_code, refresh_token], `redirect_uris` [], `scopes` [],
- * `introspection` own, no `allowed_origins`. `redirect_uris` must be non-empty when `grant_types`
- * includes authorization_code; `introspection: tenant` and `client_credentials` need a
- * `client_secret` or private_key_jwt; private_key_jwt needs `jwks` or `jwks_uri` and no
- * `client_secret`.
+ * Defaults: `grant_types` [authorization_code, refresh_token], `redirect_uris` [],
+ * `post_logout_redirect_uris` [], `scopes` [], `introspection` own, no `allowed_origins`.
+ * `redirect_uris` must be non-empty when `grant_types` includes authorization_code;
+ * `post_logout_redirect_uris` needs `openid` in `scopes`; `introspection: tenant` and
+ * `client_credentials` need a `client_secret` or private_key_jwt; private_key_jwt needs `jwks` or
+ * `jwks_uri` and no `client_secret`.
  *
  * @see RFC 6749 §2 (clients), §3.1.2 (redirection endpoint), §3.3 (scope), §4.4 (client
  *   credentials)
  * @see RFC 7662 §2.1 (who may introspect)
  * @see docs/cors.md (allowed_origins)
  * @see RFC 7523 §2.2, RFC 7591 §2 (private_key_jwt, jwks, jwks_uri)
+ * @see OpenID Connect RP-Initiated Logout 1.0 §3.1 (post_logout_redirect_uris)
  */
 export const ClientSchema = strictObject({
   client_id: ClientIdSchema.describe('UUID of the client (any version)'),
@@ -141,6 +143,11 @@ export const ClientSchema = strictObject({
     .default(() => [])
     .describe(
       'Absolute URLs without fragment (https, http or a private-use scheme such as com.example.app:/cb), matched exactly except for the port of http://127.0.0.1 and http://[::1]; needed for authorization_code',
+    ),
+  post_logout_redirect_uris: uniqueList(RedirectUriSchema, 'post-logout redirect URI')
+    .default(() => [])
+    .describe(
+      'Where /logout may send the browser once signed out (OpenID Connect RP-Initiated Logout): absolute URLs without fragment (https, http or a private-use scheme), as redirect_uris, matched exactly; needs openid in scopes',
     ),
   scopes: uniqueList(
     z.string().regex(SCOPE_TOKEN, 'must be a scope token: printable ASCII without spaces, " or \\'),
@@ -189,6 +196,28 @@ export const ClientSchema = strictObject({
           issue.path === undefined || issue.path.length === 0
             ? issue.code === 'unrecognized_keys'
             : issue.path[0] !== 'grant_types' && issue.path[0] !== 'redirect_uris',
+        ),
+    },
+  )
+  .superRefine(
+    (client, ctx) => {
+      // Only an OpenID request starts a session that /logout can end: URIs listed for a client
+      // without openid point at a forgotten scope rather than at an intent.
+      if (client.post_logout_redirect_uris.length > 0 && !client.scopes.includes('openid')) {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'post_logout_redirect_uris needs openid in scopes',
+          path: ['post_logout_redirect_uris'],
+        })
+      }
+    },
+    {
+      when: (payload) =>
+        payload.issues.every(
+          (issue) =>
+            issue.path === undefined ||
+            issue.path.length === 0 ||
+            (issue.path[0] !== 'post_logout_redirect_uris' && issue.path[0] !== 'scopes'),
         ),
     },
   )

@@ -45,6 +45,7 @@ const START_DEFAULTS: Settings = {
   tokenExpirationHours: 2,
   refreshTokenExpirationHours: 720,
   authorizationCodeTtlSeconds: 60,
+  sessionTtlHours: 8,
   port: 3000,
   host: '0.0.0.0',
   config: './config',
@@ -98,6 +99,7 @@ describe('parseSettings', () => {
       TOKEN_EXPIRATION_IN_HOURS: '0.5',
       REFRESH_TOKEN_EXPIRATION_IN_HOURS: '24',
       AUTHORIZATION_CODE_TTL_SECONDS: '30',
+      SESSION_TTL_HOURS: '12',
       PORT: '0',
       HOST: '::',
       TESSERA_CONFIG: '/etc/tessera',
@@ -125,6 +127,7 @@ describe('parseSettings', () => {
       tokenExpirationHours: 0.5,
       refreshTokenExpirationHours: 24,
       authorizationCodeTtlSeconds: 30,
+      sessionTtlHours: 12,
       port: 0,
       host: '::',
       config: '/etc/tessera',
@@ -224,6 +227,18 @@ describe('parseSettings', () => {
     }
   })
 
+  it('reads SESSION_TTL_HOURS in hours, decimals allowed; 8 by default, also in dev', () => {
+    expect(parseSettings({}, 'dev').sessionTtlHours).toBe(8)
+    expect(parseSettings({ SESSION_TTL_HOURS: '' }, 'start').sessionTtlHours).toBe(8)
+    expect(parseSettings({ SESSION_TTL_HOURS: '0.25' }, 'start').sessionTtlHours).toBe(0.25)
+    expect(parseSettings({ SESSION_TTL_HOURS: '.5' }, 'start').sessionTtlHours).toBe(0.5)
+    expect(parseSettings({ SESSION_TTL_HOURS: '168' }, 'start').sessionTtlHours).toBe(168)
+    // As long as the other hour settings may be: up to the largest exact integer.
+    expect(parseSettings({ SESSION_TTL_HOURS: '9007199254740991' }, 'start').sessionTtlHours).toBe(
+      Number.MAX_SAFE_INTEGER,
+    )
+  })
+
   it('defaults JWKS_GRACE_HOURS to twice the token lifetime', () => {
     expect(parseSettings({ TOKEN_EXPIRATION_IN_HOURS: '1.5' }, 'start').jwksGraceHours).toBe(3)
     expect(
@@ -264,6 +279,15 @@ describe('parseSettings', () => {
     ['TOKEN_EXPIRATION_IN_HOURS', '1e3', 'must be a positive number'],
     ['REFRESH_TOKEN_EXPIRATION_IN_HOURS', ' 720', 'must be a positive number'],
     ['AUTHORIZATION_CODE_TTL_SECONDS', '1.5', 'must be a positive integer'],
+    ['SESSION_TTL_HOURS', '0', 'must be a positive number'],
+    ['SESSION_TTL_HOURS', '0.0', 'must be a positive number'],
+    ['SESSION_TTL_HOURS', '-8', 'must be a positive number'],
+    ['SESSION_TTL_HOURS', 'eight', 'must be a positive number'],
+    ['SESSION_TTL_HOURS', '8h', 'must be a positive number'],
+    ['SESSION_TTL_HOURS', '1e2', 'must be a positive number'],
+    ['SESSION_TTL_HOURS', 'Infinity', 'must be a positive number'],
+    ['SESSION_TTL_HOURS', ' 8', 'must be a positive number'],
+    ['SESSION_TTL_HOURS', '9007199254740993', 'must be a positive number'],
     ['AUTHORIZATION_CODE_TTL_SECONDS', '0', 'must be a positive integer'],
     ['PORT', '65536', 'must be an integer between 0 and 65535'],
     ['PORT', 'http', 'must be an integer between 0 and 65535'],
@@ -314,10 +338,12 @@ describe('parseSettings', () => {
         PORT: '-1',
         JWT_SECRET: 'short',
         TOKEN_EXPIRATION_IN_HOURS: '3',
+        SESSION_TTL_HOURS: '0',
         JWKS_GRACE_HOURS: '5',
       }),
     ).toEqual([
       'environment: JWT_SECRET: must be at least 32 characters',
+      'environment: SESSION_TTL_HOURS: must be a positive number',
       'environment: PORT: must be an integer between 0 and 65535',
       'environment: JWKS_GRACE_HOURS: must be at least 2 × TOKEN_EXPIRATION_IN_HOURS (6)',
       'environment: LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent',

@@ -23,6 +23,7 @@ export const SETTING_NAMES = [
   'TOKEN_EXPIRATION_IN_HOURS',
   'REFRESH_TOKEN_EXPIRATION_IN_HOURS',
   'AUTHORIZATION_CODE_TTL_SECONDS',
+  'SESSION_TTL_HOURS',
   'PORT',
   'HOST',
   'TESSERA_CONFIG',
@@ -71,6 +72,11 @@ export interface Settings {
   refreshTokenExpirationHours: number
   /** AUTHORIZATION_CODE_TTL_SECONDS: authorization-code lifetime (default 60). */
   authorizationCodeTtlSeconds: number
+  /**
+   * SESSION_TTL_HOURS: lifetime of an OpenID Connect sign-in session (the `tessera_session`
+   * cookie that spares the login form), from the sign-in (default 8; decimals allowed).
+   */
+  sessionTtlHours: number
   /** PORT: listen port, 0 for any free one (default 3000). */
   port: number
   /** HOST: listen address (default 0.0.0.0; dev: 127.0.0.1). */
@@ -278,6 +284,7 @@ export const SettingsSchema = z.object({
   TOKEN_EXPIRATION_IN_HOURS: variable(positiveNumber().default(2)),
   REFRESH_TOKEN_EXPIRATION_IN_HOURS: variable(positiveNumber().default(720)),
   AUTHORIZATION_CODE_TTL_SECONDS: variable(positiveInteger().default(60)),
+  SESSION_TTL_HOURS: variable(positiveNumber().default(8)),
   PORT: variable(
     number({
       integer: true,
@@ -411,6 +418,7 @@ export function parseSettings(
     tokenExpirationHours: env.TOKEN_EXPIRATION_IN_HOURS,
     refreshTokenExpirationHours: env.REFRESH_TOKEN_EXPIRATION_IN_HOURS,
     authorizationCodeTtlSeconds: env.AUTHORIZATION_CODE_TTL_SECONDS,
+    sessionTtlHours: env.SESSION_TTL_HOURS,
     port: env.PORT,
     host: env.HOST ?? (mode === 'dev' ? '127.0.0.1' : '0.0.0.0'),
     config: env.TESSERA_CONFIG ?? (mode === 'dev' ? './examples' : './config'),

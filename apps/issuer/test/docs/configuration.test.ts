@@ -88,6 +88,9 @@ describe('docs/configuration.md', () => {
     expect(webApp?.clientSecret).toBeUndefined()
     expect(webApp?.grantTypes).toEqual(['authorization_code', 'refresh_token'])
     expect(webApp?.introspection).toBe('own')
+    expect(webApp?.scopes).toContain('openid')
+    expect(webApp?.postLogoutRedirectUris).toEqual(['https://app.acme.example/signed-out'])
+    expect(desktop?.postLogoutRedirectUris).toEqual([])
     expect(desktop?.redirectUris).toEqual([
       'http://127.0.0.1/callback',
       'com.example.acme:/oauth2redirect',

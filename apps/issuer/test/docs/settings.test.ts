@@ -29,5 +29,6 @@ describe('docs/settings.md', () => {
     expect(rows.get('MAX_BODY_BYTES')).toBe(`\`${defaults.maxBodyBytes}\``)
     expect(rows.get('PORT')).toBe(`\`${defaults.port}\``)
     expect(rows.get('LOG_LEVEL')).toBe(`\`${defaults.logLevel}\``)
+    expect(rows.get('SESSION_TTL_HOURS')).toBe(`\`${defaults.sessionTtlHours}\``)
   })
 })

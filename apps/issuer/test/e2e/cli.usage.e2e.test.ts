@@ -156,6 +156,25 @@ describe('tessera CLI usage (issue #12)', () => {
     expect(result.stderr).not.toContain(short)
   })
 
+  it('--session-ttl-hours is the flag of SESSION_TTL_HOURS: refused in one line, and wins over the variable', async () => {
+    const [flag, variable, overridden] = await Promise.all([
+      runCli(['check-config', '--dev', '--session-ttl-hours', '0'], {}, { cwd: REPO }),
+      runCli(['check-config', '--dev'], { SESSION_TTL_HOURS: '-1' }, { cwd: REPO }),
+      runCli(
+        ['check-config', '--dev', '--session-ttl-hours', '0.5'],
+        { SESSION_TTL_HOURS: 'eight' },
+        { cwd: REPO },
+      ),
+    ])
+    for (const refused of [flag, variable]) {
+      expect(refused.status).toBe(1)
+      expect(refused.stderr).toContain('environment: SESSION_TTL_HOURS: must be a positive number')
+      expect(refused.stderr).not.toMatch(STACK_FRAME)
+    }
+    expect(overridden.stderr).toBe('')
+    expect(overridden.status).toBe(0)
+  })
+
   describe('a port in use', () => {
     let taken: Server
     let port: number

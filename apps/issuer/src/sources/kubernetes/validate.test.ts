@@ -120,6 +120,32 @@ describe('validateTenantResource', () => {
     expect(checked.issues[0]).not.toContain(':0:')
   })
 
+  it('keeps post_logout_redirect_uris of an openid client, and refuses them without openid', () => {
+    const client = {
+      client_id: CLIENT,
+      redirect_uris: ['https://app.acme.test/callback'],
+      post_logout_redirect_uris: ['https://app.acme.test/signed-out?from=idp'],
+    }
+    const accepted = validateTenantResource(
+      file('acme'),
+      resource('acme', spec(['acme.test'], { clients: [{ ...client, scopes: ['openid'] }] })),
+      [],
+      context,
+    )
+    expect(accepted.ok && accepted.tenant.clients[0]?.postLogoutRedirectUris).toEqual([
+      'https://app.acme.test/signed-out?from=idp',
+    ])
+    const refused = validateTenantResource(
+      file('acme'),
+      resource('acme', spec(['acme.test'], { clients: [{ ...client, scopes: ['profile'] }] })),
+      [],
+      context,
+    )
+    expect(refused.ok ? [] : refused.issues).toEqual([
+      'kubernetes:tenants/acme: spec.clients.0.post_logout_redirect_uris: post_logout_redirect_uris needs openid in scopes',
+    ])
+  })
+
   it('reports a host or client_id that a served tenant holds on this resource, not on the other', () => {
     const others = [served('globex', ['globex.test', 'shared.test'])]
     const clash = validateTenantResource(
