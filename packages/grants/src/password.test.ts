@@ -69,7 +69,6 @@ function deps(now = { t: 1_700_000_000_000 }): GrantDeps {
     refreshTokenTtlSeconds: 3600,
     loginTtlSeconds: 600,
     sessionTtlSeconds: 3600,
-  sessionTtlSeconds: 3600,
     clock: () => now.t,
     randomId: () => 'jti-1',
   }
