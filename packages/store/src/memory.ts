@@ -9,6 +9,8 @@ import type {
   RefreshTokenStore,
   RotateResult,
   SecretStore,
+  SessionRecord,
+  SessionStore,
   ThrottleStore,
 } from '@tessera/grants'
 import type { KeyStore, StoredKey } from '@tessera/keys'
@@ -16,11 +18,13 @@ import { StoreError } from './errors.js'
 import type { Store } from './store.js'
 import {
   checkCode,
+  checkEndSessionArgs,
   checkMarkArgs,
   checkRedeemArgs,
   checkSecretArgs,
   checkText,
   checkReservation,
+  checkSession,
   checkSettlement,
   checkTime,
   conflictError,
@@ -53,6 +57,9 @@ function copyCode(c: AuthorizationCodeRecord): AuthorizationCodeRecord {
   }
   if (c.codeChallenge !== undefined) code.codeChallenge = c.codeChallenge
   if (c.consumedAt !== undefined) code.consumedAt = c.consumedAt
+  if (c.nonce !== undefined) code.nonce = c.nonce
+  if (c.sid !== undefined) code.sid = c.sid
+  if (c.authTime !== undefined) code.authTime = c.authTime
   return code
 }
 
@@ -68,8 +75,25 @@ function copyFamily(f: RefreshFamily): RefreshFamily {
     expiresAt: f.expiresAt,
   }
   if (f.codeHash !== undefined) family.codeHash = f.codeHash
+  if (f.sid !== undefined) family.sid = f.sid
+  if (f.authTime !== undefined) family.authTime = f.authTime
   if (f.revokedAt !== undefined) family.revokedAt = f.revokedAt
   return family
+}
+
+function copySession(s: SessionRecord): SessionRecord {
+  const session: SessionRecord = {
+    idHash: s.idHash,
+    tenant: s.tenant,
+    sid: s.sid,
+    sub: s.sub,
+    claims: copyClaims(s.claims),
+    authTime: s.authTime,
+    createdAt: s.createdAt,
+    expiresAt: s.expiresAt,
+  }
+  if (s.endedAt !== undefined) session.endedAt = s.endedAt
+  return session
 }
 
 function copyToken(t: RefreshTokenRecord): RefreshTokenRecord {
@@ -142,6 +166,7 @@ export function createMemoryStore(): Store {
   const tokenRows = new Table<RefreshTokenRecord>()
   /** Expiry (epoch ms) of each mark, by tenant and then by the (kind, id) pair as JSON. */
   const markRows = new Table<number>()
+  const sessionRows = new Table<SessionRecord>()
   const secretValues = new Map<string, string>()
   let closed = false
 
@@ -391,6 +416,47 @@ export function createMemoryStore(): Store {
     },
   }
 
+  const sessions: SessionStore = {
+    createSession(session, replaces) {
+      return settle(() => {
+        open()
+        checkSession(session, replaces)
+        if (sessionRows.has(session.tenant, session.idHash)) throw conflictError('the session')
+        if (replaces !== undefined) {
+          const previous = sessionRows.get(session.tenant, replaces)
+          if (previous !== undefined) previous.endedAt ??= session.createdAt
+        }
+        sessionRows.set(session.tenant, session.idHash, copySession(session))
+      })
+    },
+    findSession(tenant, idHash) {
+      return settle(() => {
+        open()
+        const session = sessionRows.get(tenant, idHash)
+        return session === undefined ? undefined : copySession(session)
+      })
+    },
+    endSession(tenant, sid, now) {
+      return settle(() => {
+        open()
+        checkEndSessionArgs(tenant, sid, now)
+        let ended = false
+        for (const session of sessionRows.rows(tenant)) {
+          if (session.sid !== sid || session.endedAt !== undefined) continue
+          if (session.expiresAt > now) ended = true
+          session.endedAt = now
+        }
+        for (const code of codeRows.rows(tenant)) {
+          if (code.sid === sid) code.consumedAt ??= now
+        }
+        for (const family of familyRows.rows(tenant)) {
+          if (family.sid === sid) family.revokedAt ??= now
+        }
+        return ended
+      })
+    },
+  }
+
   // JSON of the pair: no separator can be confused with a character of a kind or an id.
   const markKey = (kind: string, id: string): string => JSON.stringify([kind, id])
 
@@ -442,7 +508,11 @@ export function createMemoryStore(): Store {
             return family === undefined || family.expiresAt <= now
           }) +
           familyRows.deleteWhere((family) => family.expiresAt <= now) +
-          markRows.deleteWhere((expiresAt) => expiresAt <= now)
+          markRows.deleteWhere((expiresAt) => expiresAt <= now) +
+          sessionRows.deleteWhere(
+            (session) =>
+              session.expiresAt <= now || (session.endedAt !== undefined && session.endedAt <= now),
+          )
         for (const [key, window] of windows) {
           if (window.resetAt <= now) {
             windows.delete(key)
@@ -461,6 +531,7 @@ export function createMemoryStore(): Store {
     refreshTokens,
     marks,
     secrets,
+    sessions,
     expiry,
     ping() {
       return settle(() => {
@@ -477,6 +548,7 @@ export function createMemoryStore(): Store {
         familyRows.clear()
         tokenRows.clear()
         markRows.clear()
+        sessionRows.clear()
         secretValues.clear()
       })
     },

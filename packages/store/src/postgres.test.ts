@@ -25,8 +25,10 @@ import {
   codeRecord,
   describeStoreContract,
   clearOne,
+  raceLogoutAndRedemption,
   refreshFamily,
   reserveOne,
+  sessionRecord,
   sha256,
   startFamily,
   storedKey,
@@ -44,6 +46,7 @@ const TABLES = [
   'login_transactions',
   'marks',
   'secrets',
+  'sessions',
 ]
 
 // One database for the file, migrated once and emptied before each test: creating a database
@@ -352,6 +355,88 @@ describe('openPostgresStore', () => {
     expect(rows).toEqual([{ id: 'live' }])
   })
 
+  it('stores a code’s nonce as its UTF-8 bytes, U+0000 included (#14)', async () => {
+    const store = await open()
+    const nonce = 'a\u0000\u00e9\u{1F600}'
+    await store.codes.saveCode(codeRecord({ nonce, sid: 'sid-1', authTime: t0 }))
+    expect(await store.codes.findCode('acme', sha256('code-1'))).toStrictEqual(
+      codeRecord({ nonce, sid: 'sid-1', authTime: t0 }),
+    )
+    const { rows } = await raw.query<{ nonce: string }>(
+      "SELECT encode(nonce, 'hex') AS nonce FROM authorization_codes",
+    )
+    expect(rows).toEqual([{ nonce: Buffer.from(nonce).toString('hex') }])
+  })
+
+  it('migrates a version 7 database in place, keeping its codes and families (#14)', async () => {
+    const database = await freshDatabase()
+    const client = new pg.Client({ connectionString: database.url })
+    await client.connect()
+    const code = codeRecord()
+    delete code.codeChallenge
+    try {
+      expect(await migratePostgres(client, PG_MIGRATIONS.slice(0, 7))).toEqual([
+        1, 2, 3, 4, 5, 6, 7,
+      ])
+      await client.query(
+        `INSERT INTO authorization_codes (tenant, code_hash, client_id, redirect_uri, scope, sub,
+           claims, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        [
+          code.tenant,
+          code.codeHash,
+          code.clientId,
+          code.redirectUri,
+          code.scope,
+          code.sub,
+          JSON.stringify(code.claims),
+          code.createdAt,
+          code.expiresAt,
+        ],
+      )
+      await client.query(
+        `INSERT INTO refresh_families (tenant, family_id, client_id, sub, scope, claims,
+           created_at, expires_at) VALUES ('acme', 'old', 'web', 'alice', 'openid', '{}', $1, $2)`,
+        [t0, t0 + 60_000],
+      )
+    } finally {
+      await client.end()
+    }
+    const store = await open(database.url)
+    expect(await store.codes.findCode('acme', code.codeHash)).toStrictEqual(code)
+    expect(await store.refreshTokens.findFamily('acme', 'old')).toStrictEqual({
+      familyId: 'old',
+      tenant: 'acme',
+      clientId: 'web',
+      sub: 'alice',
+      scope: 'openid',
+      claims: {},
+      createdAt: t0,
+      expiresAt: t0 + 60_000,
+    })
+    const family = refreshFamily({ sid: 'sid-1', authTime: t0 })
+    expect(await store.codes.redeemCode('acme', code.codeHash, t0, { family })).toBe(true)
+    await store.sessions.createSession(sessionRecord())
+    expect(await store.sessions.endSession('acme', 'sid-1', t0 + 1)).toBe(true)
+    expect((await store.refreshTokens.findFamily('acme', family.familyId))?.revokedAt).toBe(t0 + 1)
+    expect(await store.refreshTokens.findFamily('acme', 'old')).not.toHaveProperty('revokedAt')
+    const check = new pg.Client({ connectionString: database.url })
+    await check.connect()
+    try {
+      const versions = await check.query('SELECT max(version) AS v FROM schema_migrations')
+      expect(versions.rows).toEqual([{ v: PG_MIGRATIONS.length }])
+      const indexes = await check.query<{ name: string }>(
+        "SELECT indexname AS name FROM pg_indexes WHERE indexname LIKE '%_sid' ORDER BY 1",
+      )
+      expect(indexes.rows.map((row) => row.name)).toEqual([
+        'authorization_codes_sid',
+        'refresh_families_sid',
+        'sessions_sid',
+      ])
+    } finally {
+      await check.end()
+    }
+  })
+
   it('counts throttle keys byte for byte, U+0000 included', async () => {
     const store = await open()
     const window = { limit: 5, now: t0, windowMs: 60_000 }
@@ -396,6 +481,8 @@ describe('openPostgresStore', () => {
       sha256(tokens[1] ?? ''),
       t0 + 1,
     )
+    const cookie = 'q3vN5x0c3qZbq2Yf8m1u0LJ2e6W4r5t6y7u8i9o0p1a'
+    await store.sessions.createSession(sessionRecord({ idHash: sha256(cookie) }))
     let dump = ''
     for (const table of TABLES) {
       const { rows } = await raw.query<{ row: string }>(
@@ -403,7 +490,7 @@ describe('openPostgresStore', () => {
       )
       dump += rows.map((r) => r.row).join('\n')
     }
-    for (const secret of [code, ...tokens]) {
+    for (const secret of [code, ...tokens, cookie]) {
       expect(dump).not.toContain(secret)
       expect(dump).toContain(sha256(secret))
     }
@@ -722,6 +809,63 @@ describe('openPostgresStore: four pools on one database, as four replicas', () =
     })
     expect(await count('refresh_families WHERE revoked_at = $1', [t0 + 2])).toBe(1)
     expect(await count('refresh_tokens')).toBe(2)
+  })
+
+  it('never leaves a live family of an ended sid: logouts on one store racing redemptions on another (#14)', async () => {
+    const [redeemer, ender] = await Promise.all([open(), open()])
+    await raceLogoutAndRedemption(redeemer, ender, 200)
+    expect(
+      await count(`refresh_families AS f WHERE f.revoked_at IS NULL AND EXISTS
+        (SELECT 1 FROM sessions AS s WHERE s.tenant = f.tenant AND s.sid = f.sid
+          AND s.ended_at IS NOT NULL)`),
+    ).toBe(0)
+  })
+
+  it('makes a logout wait for a redemption in flight, then revoke the family it created (#14)', async () => {
+    const store = await open()
+    await store.sessions.createSession(sessionRecord())
+    await store.codes.saveCode(codeRecord({ sid: 'sid-1', authTime: t0 }))
+    // Another replica's redemption (REDEEM_CODE): the code consumed and the family inserted,
+    // holding the code's row until it commits. The logout's snapshots before that commit do not
+    // show the family; only a statement that starts after its wait for the code can.
+    const ended = await afterCommitOf(
+      [
+        [
+          'UPDATE authorization_codes SET consumed_at = $1 WHERE code_hash = $2',
+          [t0 + 1, sha256('code-1')],
+        ],
+        [
+          `INSERT INTO refresh_families (tenant, family_id, client_id, sub, scope, claims,
+             code_hash, sid, auth_time, created_at, expires_at)
+           VALUES ('acme', 'family-1', 'web', 'alice', 'openid', '{}', $1, 'sid-1', $2, $2, $3)`,
+          [sha256('code-1'), t0, t0 + 60_000],
+        ],
+      ],
+      () => store.sessions.endSession('acme', 'sid-1', t0 + 2),
+    )
+    expect(ended).toBe(true)
+    expect((await store.codes.findCode('acme', sha256('code-1')))?.consumedAt).toBe(t0 + 1)
+    expect((await store.refreshTokens.findFamily('acme', 'family-1'))?.revokedAt).toBe(t0 + 2)
+  })
+
+  it('makes a redemption wait for a logout in flight, then fail (#14)', async () => {
+    const store = await open()
+    await store.sessions.createSession(sessionRecord())
+    await store.codes.saveCode(codeRecord({ sid: 'sid-1', authTime: t0 }))
+    const redeemed = await afterCommitOf(
+      [
+        ['UPDATE sessions SET ended_at = $1 WHERE sid = $2', [t0 + 1, 'sid-1']],
+        ['UPDATE authorization_codes SET consumed_at = $1 WHERE sid = $2', [t0 + 1, 'sid-1']],
+      ],
+      () =>
+        store.codes.redeemCode('acme', sha256('code-1'), t0 + 2, {
+          family: refreshFamily({ sid: 'sid-1', authTime: t0 }),
+          tokenHash: sha256('rt-1'),
+        }),
+    )
+    expect(redeemed).toBe(false)
+    expect(await count('refresh_families')).toBe(0)
+    expect(await count('refresh_tokens')).toBe(0)
   })
 
   it('lets exactly one of 20 rotations for the client win; another client’s attempts change nothing', async () => {

@@ -7,6 +7,7 @@ import type {
   Reservation,
   RotateResult,
   SecretStore,
+  SessionStore,
   ThrottleStore,
 } from '@tessera/grants'
 import type { KeyStore, StoredKey } from '@tessera/keys'
@@ -16,11 +17,13 @@ import { StoreError } from './errors.js'
 import type { Store } from './store.js'
 import {
   checkCode,
+  checkEndSessionArgs,
   checkMarkArgs,
   checkRedeemArgs,
   checkSecretArgs,
   checkText,
   checkReservation,
+  checkSession,
   checkSettlement,
   checkTime,
 } from './internal/checks.js'
@@ -39,6 +42,8 @@ import {
   parseKeyRow,
   parsePrunedKidRow,
   parseSecretRow,
+  parseSessionEnd,
+  parseSessionRow,
   parseTokenFamilyRow,
   parseWindow,
 } from './internal/rows.js'
@@ -130,11 +135,15 @@ export async function openPostgresStore(
 
 const KEY_COLUMNS = 'tenant, kid, alg, public_jwk, private_key, created_at, state, retired_at'
 const CODE_COLUMNS = `tenant, code_hash, client_id, redirect_uri, code_challenge, scope, sub, claims,
-  created_at, expires_at, consumed_at`
+  created_at, expires_at, consumed_at, nonce, sid, auth_time`
+const FAMILY_COLUMNS = `tenant, family_id, client_id, sub, scope, claims, code_hash, sid, auth_time,
+  created_at, expires_at, revoked_at`
+const SESSION_COLUMNS = `tenant, id_hash, sid, sub, claims, auth_time, created_at, expires_at,
+  ended_at`
 // The token's own columns are prefixed so that they cannot shadow the family's.
 const TOKEN_FAMILY_SELECT = `
-  SELECT f.tenant, f.family_id, f.client_id, f.sub, f.scope, f.claims, f.code_hash,
-    f.created_at, f.expires_at, f.revoked_at,
+  SELECT f.tenant, f.family_id, f.client_id, f.sub, f.scope, f.claims, f.code_hash, f.sid,
+    f.auth_time, f.created_at, f.expires_at, f.revoked_at,
     t.token_hash, t.created_at AS token_created_at, t.spent_at AS token_spent_at
   FROM refresh_tokens AS t
   JOIN refresh_families AS f ON f.tenant = t.tenant AND f.family_id = t.family_id
@@ -210,8 +219,8 @@ const CONSUME_CODE = `UPDATE authorization_codes SET consumed_at = $3
   WHERE tenant = $1 AND code_hash = $2 AND consumed_at IS NULL AND expires_at > $3`
 
 /**
- * CONSUME_CODE, then the family ($4 … $12) and its first token ($13, none when NULL), in one
- * statement. The INSERTs read the row the step before returned, so they run only for the
+ * CONSUME_CODE, then the family ($4 … $12, $14 sid, $15 auth_time) and its first token ($13,
+ * none when NULL), in one statement. The INSERTs read the row the step before returned, so they run only for the
  * redemption that won; the token's foreign key is checked at the end of the statement, when its
  * family exists. Parameters are cast: in an INSERT … SELECT, an untyped one would be taken for
  * text.
@@ -222,10 +231,9 @@ const REDEEM_CODE = `
     RETURNING tenant
   ),
   family AS (
-    INSERT INTO refresh_families (tenant, family_id, client_id, sub, scope, claims, code_hash,
-      created_at, expires_at, revoked_at)
-    SELECT tenant, $4::text, $5::text, $6::text, $7::text, $8::json, $9::text, $10::bigint,
-      $11::bigint, $12::bigint
+    INSERT INTO refresh_families (${FAMILY_COLUMNS})
+    SELECT tenant, $4::text, $5::text, $6::text, $7::text, $8::json, $9::text, $14::text,
+      $15::bigint, $10::bigint, $11::bigint, $12::bigint
     FROM consumed
     RETURNING tenant, family_id
   ),
@@ -273,6 +281,43 @@ const SETTLE_ATTEMPTS = `
       AND t.count > 0
   )
   SELECT 1`
+
+/**
+ * A new session ($1 … $9, in SESSION_COLUMNS order), and the end of the one it replaces ($10,
+ * none when NULL) at its createdAt, in one statement: a taken idHash fails both. The UPDATE
+ * keeps the time a session first ended.
+ */
+const CREATE_SESSION = `
+  WITH replaced AS (
+    UPDATE sessions SET ended_at = $7::bigint
+    WHERE tenant = $1::text AND id_hash = $10::text AND ended_at IS NULL
+  )
+  INSERT INTO sessions (${SESSION_COLUMNS})
+  VALUES ($1::text, $2::text, $3::text, $4::text, $5::json, $6::bigint, $7::bigint, $8::bigint,
+    $9::bigint)`
+
+/**
+ * The three steps of a logout ($1 tenant, $2 sid, $3 now), run in this order in one transaction,
+ * each its own statement. Under READ COMMITTED every statement takes a new snapshot; that is
+ * what makes a concurrent redemption of a code of the sid (REDEEM_CODE, one statement that locks
+ * the code's row, then inserts the family) end one of two ways:
+ *
+ * - the logout's UPDATE of the code comes first: the redemption waits on the row lock, then
+ *   re-checks its WHERE on the committed row, finds it consumed, and creates nothing;
+ * - the redemption locks the code first: the logout's UPDATE waits for it to commit, then finds
+ *   the code consumed and skips it. The family was committed with it, before the next statement
+ *   began, so REVOKE_SID_FAMILIES, a later statement with a later snapshot, sees it and revokes it.
+ *
+ * Revoking families in the same statement as consuming codes (one snapshot) would miss that
+ * family; so would revoking them first.
+ */
+const END_SID_SESSIONS = `UPDATE sessions SET ended_at = $3
+  WHERE tenant = $1 AND sid = $2 AND ended_at IS NULL
+  RETURNING expires_at`
+const CONSUME_SID_CODES = `UPDATE authorization_codes SET consumed_at = $3
+  WHERE tenant = $1 AND sid = $2 AND consumed_at IS NULL`
+const REVOKE_SID_FAMILIES = `UPDATE refresh_families SET revoked_at = $3
+  WHERE tenant = $1 AND sid = $2 AND revoked_at IS NULL`
 
 /** A refused reservation, thrown to roll its transaction back. */
 class Refused extends Error {
@@ -513,7 +558,7 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
         checkCode('saveCode', code)
         await sql(
           `INSERT INTO authorization_codes (${CODE_COLUMNS})
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
           [
             code.tenant,
             code.codeHash,
@@ -526,6 +571,9 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
             code.createdAt,
             code.expiresAt,
             code.consumedAt ?? null,
+            code.nonce === undefined ? null : utf8(code.nonce),
+            code.sid ?? null,
+            code.authTime ?? null,
           ],
         )
       })
@@ -565,6 +613,8 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
           family.expiresAt,
           family.revokedAt ?? null,
           issue.tokenHash ?? null,
+          family.sid ?? null,
+          family.authTime ?? null,
         ])
         return rows[0]?.redeemed === 1
       })
@@ -638,9 +688,7 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
     findFamily(tenant, familyId) {
       return run('findFamily', async (sql) => {
         const { rows } = await sql(
-          `SELECT tenant, family_id, client_id, sub, scope, claims, code_hash, created_at,
-             expires_at, revoked_at
-           FROM refresh_families WHERE tenant = $1 AND family_id = $2`,
+          `SELECT ${FAMILY_COLUMNS} FROM refresh_families WHERE tenant = $1 AND family_id = $2`,
           [tenant, familyId],
         )
         return rows.length === 0 ? undefined : parseFamilyRow(rows[0])
@@ -718,11 +766,55 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
     },
   }
 
+  const sessions: SessionStore = {
+    createSession(session, replaces) {
+      return run('createSession', async (sql) => {
+        checkSession(session, replaces)
+        await sql(CREATE_SESSION, [
+          session.tenant,
+          session.idHash,
+          session.sid,
+          session.sub,
+          JSON.stringify(session.claims),
+          session.authTime,
+          session.createdAt,
+          session.expiresAt,
+          session.endedAt ?? null,
+          replaces ?? null,
+        ])
+      })
+    },
+    findSession(tenant, idHash) {
+      return run('findSession', async (sql) => {
+        const { rows } = await sql(
+          `SELECT ${SESSION_COLUMNS} FROM sessions WHERE tenant = $1 AND id_hash = $2`,
+          [tenant, idHash],
+        )
+        return rows.length === 0 ? undefined : parseSessionRow(rows[0])
+      })
+    },
+    endSession(tenant, sid, now) {
+      return run('endSession', async () => {
+        checkEndSessionArgs(tenant, sid, now)
+        return transaction('endSession', async (tx) => {
+          const args = [tenant, sid, now]
+          const { rows } = await tx(END_SID_SESSIONS, args)
+          await tx(CONSUME_SID_CODES, args)
+          await tx(REVOKE_SID_FAMILIES, args)
+          return rows.map(parseSessionEnd).some((expiresAt) => expiresAt > now)
+        })
+      })
+    },
+  }
+
   const expiry: ExpiryStore = {
     purgeExpired(now) {
       return run('purgeExpired', () => {
         checkTime('purgeExpired', 'now', now)
         const deletes: [string, number][] = [
+          // Sessions first: a logout locks the rows of a sid in the order sessions, codes,
+          // families, and a purge that took codes first could cross it.
+          ['DELETE FROM sessions WHERE expires_at <= $1 OR ended_at <= $1', now],
           ['DELETE FROM authorization_codes WHERE expires_at <= $1', now - CODE_RETENTION_MS],
           // Login forms are no longer stored; this sweeps the rows an earlier version left.
           ['DELETE FROM login_transactions WHERE expires_at <= $1', now],
@@ -761,6 +853,7 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
     refreshTokens,
     marks,
     secrets,
+    sessions,
     expiry,
     ping() {
       return run('ping', async (sql) => {

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import Database from 'better-sqlite3'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { MIGRATIONS } from './internal/migrations.js'
+import { MIGRATIONS, migrate } from './internal/migrations.js'
 import { createCheckpointer, openDatabase } from './internal/sqlite-database.js'
 import { openSqliteStore } from './sqlite.js'
 import type { Store } from './store.js'
@@ -14,6 +14,7 @@ import {
   attemptsHeld,
   codeRecord,
   describeStoreContract,
+  raceLogoutAndRedemption,
   refreshFamily,
   reserveOne,
   sha256,
@@ -90,6 +91,47 @@ describe('openSqliteStore', () => {
 
     expect(after).toEqual(before)
     expect(after).toMatchObject(MIGRATIONS.map(({ version, name }) => ({ version, name })))
+  })
+
+  it('migrates a version 7 file in place, keeping its codes and families (#14)', async () => {
+    const file = freshFile()
+    const seven = new Database(file)
+    migrate(seven, MIGRATIONS.slice(0, 7))
+    const code = codeRecord()
+    delete code.codeChallenge
+    seven
+      .prepare(
+        `INSERT INTO authorization_codes (tenant, code_hash, client_id, redirect_uri, scope, sub,
+           claims, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        code.tenant,
+        code.codeHash,
+        code.clientId,
+        code.redirectUri,
+        code.scope,
+        code.sub,
+        JSON.stringify(code.claims),
+        code.createdAt,
+        code.expiresAt,
+      )
+    seven.close()
+
+    const store = await open(file)
+    expect(await store.codes.findCode('acme', code.codeHash)).toStrictEqual(code)
+    const family = refreshFamily({ sid: 'sid-1', authTime: t0 })
+    expect(
+      await store.codes.redeemCode('acme', code.codeHash, t0, { family, tokenHash: sha256('rt') }),
+    ).toBe(true)
+    expect(await store.refreshTokens.findFamily('acme', family.familyId)).toStrictEqual(family)
+    expect(await store.sessions.endSession('acme', 'sid-1', t0 + 1)).toBe(false)
+    expect((await store.refreshTokens.findFamily('acme', family.familyId))?.revokedAt).toBe(t0 + 1)
+    const db = raw(file)
+    expect(db.prepare('SELECT max(version) AS v FROM schema_migrations').get()).toEqual({
+      v: MIGRATIONS.length,
+    })
+    db.close()
   })
 
   it('creates the missing directories of the path', async () => {
@@ -174,6 +216,12 @@ describe('openSqliteStore', () => {
 })
 
 describe('openSqliteStore: two stores on one file, as two replicas', () => {
+  it('never leaves a live family of a sid whose logout, on one store, raced a redemption on the other (#14)', async () => {
+    const file = freshFile()
+    const [a, b] = await Promise.all([open(file), open(file)])
+    await raceLogoutAndRedemption(a, b, 40)
+  })
+
   it('lets exactly one of 20 redemptions of a code, spread over both, win', async () => {
     const file = freshFile()
     const [a, b] = await Promise.all([open(file), open(file)])

@@ -11,6 +11,8 @@ import type {
   Reservation,
   RotateResult,
   SecretStore,
+  SessionRecord,
+  SessionStore,
   Settlement,
   ThrottleLimit,
   ThrottleStore,
@@ -22,11 +24,13 @@ import { StoreError } from './errors.js'
 import type { Store } from './store.js'
 import {
   checkCode,
+  checkEndSessionArgs,
   checkMarkArgs,
   checkRedeemArgs,
   checkSecretArgs,
   checkText,
   checkReservation,
+  checkSession,
   checkSettlement,
   checkTime,
   conflictError,
@@ -39,6 +43,8 @@ import {
   parseKeyRow,
   parsePrunedKidRow,
   parseSecretRow,
+  parseSessionEnd,
+  parseSessionRow,
   parseTokenFamilyRow,
   parseWindow,
   parseWindowEnd,
@@ -140,6 +146,9 @@ interface CodeParams {
   createdAt: number
   expiresAt: number
   consumedAt: number | null
+  nonce: string | null
+  sid: string | null
+  authTime: number | null
 }
 
 interface FamilyParams {
@@ -150,13 +159,31 @@ interface FamilyParams {
   scope: string
   claims: string
   codeHash: string | null
+  sid: string | null
+  authTime: number | null
   createdAt: number
   expiresAt: number
   revokedAt: number | null
 }
 
+interface SessionParams {
+  tenant: string
+  idHash: string
+  sid: string
+  sub: string
+  claims: string
+  authTime: number
+  createdAt: number
+  expiresAt: number
+  endedAt: number | null
+}
+
 const CODE_COLUMNS = `tenant, code_hash, client_id, redirect_uri, code_challenge, scope, sub, claims,
-  created_at, expires_at, consumed_at`
+  created_at, expires_at, consumed_at, nonce, sid, auth_time`
+const FAMILY_COLUMNS = `tenant, family_id, client_id, sub, scope, claims, code_hash, sid, auth_time,
+  created_at, expires_at, revoked_at`
+const SESSION_COLUMNS = `tenant, id_hash, sid, sub, claims, auth_time, created_at, expires_at,
+  ended_at`
 
 /** Runs an INSERT; a taken primary key becomes ERR_STORE_CONFLICT, anything else is rethrown. */
 function insertOnce(what: string, insert: () => unknown): void {
@@ -223,7 +250,7 @@ function createSqliteStore(db: Database.Database, file: string): Store {
   const insertCode = db.prepare<CodeParams>(
     `INSERT INTO authorization_codes (${CODE_COLUMNS})
      VALUES (@tenant, @codeHash, @clientId, @redirectUri, @codeChallenge, @scope, @sub, @claims,
-       @createdAt, @expiresAt, @consumedAt)`,
+       @createdAt, @expiresAt, @consumedAt, @nonce, @sid, @authTime)`,
   )
   const selectCode = db.prepare<[string, string]>(
     `SELECT ${CODE_COLUMNS} FROM authorization_codes WHERE tenant = ? AND code_hash = ?`,
@@ -233,10 +260,9 @@ function createSqliteStore(db: Database.Database, file: string): Store {
      WHERE tenant = ? AND code_hash = ? AND consumed_at IS NULL AND expires_at > ?`,
   )
   const insertFamily = db.prepare<FamilyParams>(
-    `INSERT INTO refresh_families (tenant, family_id, client_id, sub, scope, claims, code_hash,
-       created_at, expires_at, revoked_at)
-     VALUES (@tenant, @familyId, @clientId, @sub, @scope, @claims, @codeHash, @createdAt,
-       @expiresAt, @revokedAt)`,
+    `INSERT INTO refresh_families (${FAMILY_COLUMNS})
+     VALUES (@tenant, @familyId, @clientId, @sub, @scope, @claims, @codeHash, @sid, @authTime,
+       @createdAt, @expiresAt, @revokedAt)`,
   )
   // Positional parameters: on the refresh path, where named ones cost a microsecond more.
   const insertToken = db.prepare<[string, string, string, number]>(
@@ -245,8 +271,8 @@ function createSqliteStore(db: Database.Database, file: string): Store {
   )
   // The token's own columns are prefixed so that they cannot shadow the family's.
   const selectToken = db.prepare<[string, string]>(
-    `SELECT f.tenant, f.family_id, f.client_id, f.sub, f.scope, f.claims, f.code_hash,
-       f.created_at, f.expires_at, f.revoked_at,
+    `SELECT f.tenant, f.family_id, f.client_id, f.sub, f.scope, f.claims, f.code_hash, f.sid,
+       f.auth_time, f.created_at, f.expires_at, f.revoked_at,
        t.token_hash, t.created_at AS token_created_at, t.spent_at AS token_spent_at
      FROM refresh_tokens AS t
      JOIN refresh_families AS f ON f.tenant = t.tenant AND f.family_id = t.family_id
@@ -257,9 +283,7 @@ function createSqliteStore(db: Database.Database, file: string): Store {
      WHERE tenant = ? AND token_hash = ? AND spent_at IS NULL`,
   )
   const selectFamily = db.prepare<[string, string]>(
-    `SELECT tenant, family_id, client_id, sub, scope, claims, code_hash, created_at, expires_at,
-       revoked_at
-     FROM refresh_families WHERE tenant = ? AND family_id = ?`,
+    `SELECT ${FAMILY_COLUMNS} FROM refresh_families WHERE tenant = ? AND family_id = ?`,
   )
   // A family keeps the time of its first revocation.
   const revokeFamily = db.prepare<[number, string, string]>(
@@ -280,6 +304,63 @@ function createSqliteStore(db: Database.Database, file: string): Store {
   )
   const purgeFamilies = db.prepare<[number]>('DELETE FROM refresh_families WHERE expires_at <= ?')
   const purgeMarks = db.prepare<[number]>('DELETE FROM marks WHERE expires_at <= ?')
+  const purgeSessions = db.prepare<[number, number]>(
+    'DELETE FROM sessions WHERE expires_at <= ? OR ended_at <= ?',
+  )
+
+  const insertSession = db.prepare<SessionParams>(
+    `INSERT INTO sessions (${SESSION_COLUMNS})
+     VALUES (@tenant, @idHash, @sid, @sub, @claims, @authTime, @createdAt, @expiresAt, @endedAt)`,
+  )
+  const selectSession = db.prepare<[string, string]>(
+    `SELECT ${SESSION_COLUMNS} FROM sessions WHERE tenant = ? AND id_hash = ?`,
+  )
+  // A session keeps the time it first ended.
+  const endReplacedSession = db.prepare<[number, string, string]>(
+    `UPDATE sessions SET ended_at = ?
+     WHERE tenant = ? AND id_hash = ? AND ended_at IS NULL`,
+  )
+  const endSessionsOfSid = db.prepare<[number, string, string]>(
+    `UPDATE sessions SET ended_at = ?
+     WHERE tenant = ? AND sid = ? AND ended_at IS NULL
+     RETURNING expires_at`,
+  )
+  const consumeCodesOfSid = db.prepare<[number, string, string]>(
+    `UPDATE authorization_codes SET consumed_at = ?
+     WHERE tenant = ? AND sid = ? AND consumed_at IS NULL`,
+  )
+  const revokeFamiliesOfSid = db.prepare<[number, string, string]>(
+    `UPDATE refresh_families SET revoked_at = ?
+     WHERE tenant = ? AND sid = ? AND revoked_at IS NULL`,
+  )
+
+  // IMMEDIATE (see the callers): the write lock is held from the start, so no redemption of a
+  // code of the sid, from any connection, falls between the steps.
+  const createSession = db.transaction((session: SessionRecord, replaces: string | undefined) => {
+    if (replaces !== undefined) {
+      endReplacedSession.run(session.createdAt, session.tenant, replaces)
+    }
+    // A taken idHash throws and rolls the ending back too.
+    insertOnce('the session', () =>
+      insertSession.run({
+        tenant: session.tenant,
+        idHash: session.idHash,
+        sid: session.sid,
+        sub: session.sub,
+        claims: JSON.stringify(session.claims),
+        authTime: session.authTime,
+        createdAt: session.createdAt,
+        expiresAt: session.expiresAt,
+        endedAt: session.endedAt ?? null,
+      }),
+    )
+  })
+  const endSession = db.transaction((tenant: string, sid: string, now: number): boolean => {
+    const ended = endSessionsOfSid.all(now, tenant, sid).map(parseSessionEnd)
+    consumeCodesOfSid.run(now, tenant, sid)
+    revokeFamiliesOfSid.run(now, tenant, sid)
+    return ended.some((expiresAt) => expiresAt > now)
+  })
 
   function addToken(tenant: string, tokenHash: string, familyId: string, now: number): void {
     insertOnce('the refresh token', () => insertToken.run(tenant, tokenHash, familyId, now))
@@ -301,6 +382,8 @@ function createSqliteStore(db: Database.Database, file: string): Store {
             scope: family.scope,
             claims: JSON.stringify(family.claims),
             codeHash: family.codeHash ?? null,
+            sid: family.sid ?? null,
+            authTime: family.authTime ?? null,
             createdAt: family.createdAt,
             expiresAt: family.expiresAt,
             revokedAt: family.revokedAt ?? null,
@@ -441,7 +524,8 @@ function createSqliteStore(db: Database.Database, file: string): Store {
       purgeTokens.run(now).changes +
       purgeFamilies.run(now).changes +
       sweepWindows.run(now).changes +
-      purgeMarks.run(now).changes
+      purgeMarks.run(now).changes +
+      purgeSessions.run(now, now).changes
     )
   })
 
@@ -562,6 +646,9 @@ function createSqliteStore(db: Database.Database, file: string): Store {
             createdAt: code.createdAt,
             expiresAt: code.expiresAt,
             consumedAt: code.consumedAt ?? null,
+            nonce: code.nonce ?? null,
+            sid: code.sid ?? null,
+            authTime: code.authTime ?? null,
           }),
         )
         checkpointer.wrote()
@@ -678,6 +765,33 @@ function createSqliteStore(db: Database.Database, file: string): Store {
     },
   }
 
+  const sessions: SessionStore = {
+    createSession(session, replaces) {
+      return settle(() => {
+        use()
+        checkSession(session, replaces)
+        createSession.immediate(session, replaces)
+        checkpointer.wrote()
+      })
+    },
+    findSession(tenant, idHash) {
+      return settle(() => {
+        use()
+        const row = selectSession.get(tenant, idHash)
+        return row === undefined ? undefined : parseSessionRow(row)
+      })
+    },
+    endSession(tenant, sid, now) {
+      return settle(() => {
+        use()
+        checkEndSessionArgs(tenant, sid, now)
+        const ended = endSession.immediate(tenant, sid, now)
+        checkpointer.wrote()
+        return ended
+      })
+    },
+  }
+
   const expiry: ExpiryStore = {
     purgeExpired(now) {
       return settle(() => {
@@ -695,6 +809,7 @@ function createSqliteStore(db: Database.Database, file: string): Store {
     refreshTokens,
     marks,
     secrets,
+    sessions,
     expiry,
     ping() {
       return settle(() => {

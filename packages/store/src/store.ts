@@ -4,6 +4,7 @@ import type {
   MarkStore,
   RefreshTokenStore,
   SecretStore,
+  SessionStore,
   ThrottleStore,
 } from '@tessera/grants'
 import type { KeyStore } from '@tessera/keys'
@@ -26,7 +27,9 @@ export interface Store {
   readonly marks: MarkStore
   /** Server-wide secrets, one value per name for every replica (@tessera/grants). */
   readonly secrets: SecretStore
-  /** Removal of expired codes, families, throttle windows and marks. */
+  /** OpenID Connect sign-in sessions, and the logout that ends them (@tessera/grants). */
+  readonly sessions: SessionStore
+  /** Removal of expired codes, families, throttle windows, marks and sessions. */
   readonly expiry: ExpiryStore
   /** Resolves when the database answers; for readiness probes. */
   ping(): Promise<void>

@@ -3,6 +3,7 @@ import type {
   FamilyIssue,
   HeldAttempt,
   RefreshFamily,
+  SessionRecord,
   Settlement,
   ThrottleLimit,
   ThrottleWindow,
@@ -110,6 +111,9 @@ export function checkCode(method: string, code: AuthorizationCodeRecord): void {
   checkTime(method, 'createdAt', code.createdAt)
   checkTime(method, 'expiresAt', code.expiresAt)
   checkOptionalTime(method, 'consumedAt', code.consumedAt)
+  checkOptionalText(method, 'nonce', code.nonce)
+  checkOptionalText(method, 'sid', code.sid)
+  checkOptionalTime(method, 'authTime', code.authTime)
 }
 
 function checkFamily(method: string, family: RefreshFamily): void {
@@ -123,6 +127,8 @@ function checkFamily(method: string, family: RefreshFamily): void {
   checkTime(method, 'family.createdAt', family.createdAt)
   checkTime(method, 'family.expiresAt', family.expiresAt)
   checkOptionalTime(method, 'family.revokedAt', family.revokedAt)
+  checkOptionalText(method, 'family.sid', family.sid)
+  checkOptionalTime(method, 'family.authTime', family.authTime)
 }
 
 /** The arguments of `redeemCode`; a family must belong to the tenant of the code it comes from. */
@@ -135,6 +141,32 @@ export function checkRedeemArgs(tenant: string, now: number, issue: FamilyIssue 
   if (issue.family.tenant !== tenant) {
     throw new TypeError(`${method}: issue.family.tenant must be the tenant of the code`)
   }
+}
+
+/** The arguments of `createSession`: the record, and the idHash it replaces, if any. */
+export function checkSession(session: SessionRecord, replaces: string | undefined): void {
+  const method = 'createSession'
+  if (typeof session !== 'object' || session === null) {
+    throw new TypeError(`${method}: session must be an object`)
+  }
+  checkText(method, 'idHash', session.idHash)
+  checkText(method, 'tenant', session.tenant)
+  checkText(method, 'sid', session.sid)
+  checkText(method, 'sub', session.sub)
+  checkClaims(method, 'claims', session.claims)
+  checkTime(method, 'authTime', session.authTime)
+  checkTime(method, 'createdAt', session.createdAt)
+  checkTime(method, 'expiresAt', session.expiresAt)
+  checkOptionalTime(method, 'endedAt', session.endedAt)
+  checkOptionalText(method, 'replaces', replaces)
+}
+
+/** The arguments of `endSession`. */
+export function checkEndSessionArgs(tenant: string, sid: string, now: number): void {
+  const method = 'endSession'
+  checkText(method, 'tenant', tenant)
+  checkText(method, 'sid', sid)
+  checkTime(method, 'now', now)
 }
 
 /** The error for a save whose primary key is taken; `what` names the record, never its key. */

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
 import { MIGRATIONS, migrate, type Migration } from './migrations.js'
+import { parseCodeRow, parseFamilyRow } from './rows.js'
 
 function tables(db: Database.Database): string[] {
   return db
@@ -30,6 +31,7 @@ describe('migrate', () => {
       'refresh_tokens',
       'schema_migrations',
       'secrets',
+      'sessions',
       'throttle',
     ])
     expect(db.prepare('SELECT version, name, applied_at FROM schema_migrations').all()).toEqual(
@@ -57,6 +59,62 @@ describe('migrate', () => {
     expect(migrate(db)).toEqual(MIGRATIONS.slice(2).map((m) => m.version))
     expect(db.prepare('SELECT kid FROM keys').all()).toEqual([{ kid: 'k1' }])
     expect(db.prepare('SELECT count FROM throttle').all()).toEqual([{ count: 3 }])
+    db.close()
+  })
+
+  it('adds the OpenID Connect columns to the codes and families of a version 7 database (#14)', () => {
+    const db = new Database(':memory:')
+    migrate(db, MIGRATIONS.slice(0, 7))
+    db.exec(`
+      INSERT INTO authorization_codes (tenant, code_hash, client_id, redirect_uri, code_challenge,
+          scope, sub, claims, created_at, expires_at, consumed_at)
+        VALUES ('acme', 'c1', 'web', 'https://app.example/cb', NULL, 'openid', 'alice', '{}', 1, 2,
+          NULL);
+      INSERT INTO refresh_families (tenant, family_id, client_id, sub, scope, claims, code_hash,
+          created_at, expires_at, revoked_at)
+        VALUES ('acme', 'f1', 'web', 'alice', 'openid', '{"a":1}', 'c1', 1, 2, NULL);
+    `)
+    expect(tables(db)).not.toContain('sessions')
+    expect(migrate(db)).toEqual([8])
+    // Rows from before read back as they were: the new columns are NULL, so absent.
+    expect(parseCodeRow(db.prepare('SELECT * FROM authorization_codes').get())).toStrictEqual({
+      codeHash: 'c1',
+      tenant: 'acme',
+      clientId: 'web',
+      redirectUri: 'https://app.example/cb',
+      scope: 'openid',
+      sub: 'alice',
+      claims: {},
+      createdAt: 1,
+      expiresAt: 2,
+    })
+    expect(parseFamilyRow(db.prepare('SELECT * FROM refresh_families').get())).toStrictEqual({
+      familyId: 'f1',
+      tenant: 'acme',
+      clientId: 'web',
+      sub: 'alice',
+      scope: 'openid',
+      claims: { a: 1 },
+      codeHash: 'c1',
+      createdAt: 1,
+      expiresAt: 2,
+    })
+    const indexes = db
+      .prepare<[], { name: string }>(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE '%_sid' ORDER BY name",
+      )
+      .all()
+      .map((row) => row.name)
+    expect(indexes).toEqual(['authorization_codes_sid', 'refresh_families_sid', 'sessions_sid'])
+    // A sid is looked up by index, not by a scan of the table.
+    for (const table of ['sessions', 'authorization_codes', 'refresh_families']) {
+      const plan = db
+        .prepare<[], { detail: string }>(
+          `EXPLAIN QUERY PLAN SELECT * FROM ${table} WHERE tenant = 'acme' AND sid = 's'`,
+        )
+        .all()
+      expect(plan.map((step) => step.detail).join('\n')).toMatch(/USING INDEX \w+_sid/)
+    }
     db.close()
   })
 

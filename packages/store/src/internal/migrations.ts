@@ -149,6 +149,36 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    // OpenID Connect: sign-in sessions, and the nonce, sid and auth_time a code carries into its
+    // family. Lookups by (tenant, sid) are what a logout does to all three tables.
+    version: 8,
+    name: 'sessions',
+    sql: `
+      ALTER TABLE authorization_codes ADD COLUMN nonce TEXT;
+      ALTER TABLE authorization_codes ADD COLUMN sid TEXT;
+      ALTER TABLE authorization_codes ADD COLUMN auth_time INTEGER;
+      CREATE INDEX authorization_codes_sid ON authorization_codes (tenant, sid);
+      ALTER TABLE refresh_families ADD COLUMN sid TEXT;
+      ALTER TABLE refresh_families ADD COLUMN auth_time INTEGER;
+      CREATE INDEX refresh_families_sid ON refresh_families (tenant, sid);
+      CREATE TABLE sessions (
+        tenant TEXT NOT NULL,
+        id_hash TEXT NOT NULL,
+        sid TEXT NOT NULL,
+        sub TEXT NOT NULL,
+        claims TEXT NOT NULL CHECK (json_valid(claims) AND json_type(claims) = 'object'),
+        auth_time INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        ended_at INTEGER,
+        PRIMARY KEY (tenant, id_hash)
+      ) STRICT;
+      CREATE INDEX sessions_sid ON sessions (tenant, sid);
+      CREATE INDEX sessions_expires_at ON sessions (expires_at);
+      CREATE INDEX sessions_ended_at ON sessions (ended_at);
+    `,
+  },
 ]
 
 /**

@@ -165,6 +165,7 @@ const CONFLICTS: Record<string, string> = {
   authorization_codes_pkey: 'the authorization code',
   refresh_families_pkey: 'the refresh family',
   refresh_tokens_pkey: 'the refresh token',
+  sessions_pkey: 'the session',
 }
 
 /**

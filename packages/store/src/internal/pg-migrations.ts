@@ -25,8 +25,8 @@ export const MIGRATION_LOCK = 0x7465_7373_01
  *   does, whatever the database's locale (`listKeys` orders by kid);
  * - `claims` is JSON, not JSONB: JSON keeps the text it is given, and accepts the `\u0000` and
  *   lone-surrogate escapes that JSON.stringify may write and JSONB refuses;
- * - a login transaction's `state`, a throttle `key` and a mark's `id` are BYTEA (UTF-8): they
- *   come from the client verbatim and may hold U+0000, which a PostgreSQL TEXT value cannot.
+ * - a login transaction's `state`, a throttle `key`, a mark's `id` and a code's `nonce` are BYTEA
+ *   (UTF-8): they come from the client verbatim and may hold U+0000, which a PostgreSQL TEXT value cannot.
  *
  * Codes and refresh tokens are kept as SHA-256 hashes only.
  */
@@ -162,6 +162,39 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         name TEXT COLLATE "C" PRIMARY KEY,
         value TEXT NOT NULL
       );
+    `,
+  },
+  {
+    // OpenID Connect: sign-in sessions, and the nonce, sid and auth_time a code carries into its
+    // family. Lookups by (tenant, sid) are what a logout does to all three tables. A nonce comes
+    // from the client verbatim, so it is BYTEA, like a login transaction's state.
+    version: 8,
+    name: 'sessions',
+    sql: `
+      ALTER TABLE authorization_codes
+        ADD COLUMN nonce BYTEA,
+        ADD COLUMN sid TEXT COLLATE "C",
+        ADD COLUMN auth_time BIGINT;
+      CREATE INDEX authorization_codes_sid ON authorization_codes (tenant, sid);
+      ALTER TABLE refresh_families
+        ADD COLUMN sid TEXT COLLATE "C",
+        ADD COLUMN auth_time BIGINT;
+      CREATE INDEX refresh_families_sid ON refresh_families (tenant, sid);
+      CREATE TABLE sessions (
+        tenant TEXT COLLATE "C" NOT NULL,
+        id_hash TEXT COLLATE "C" NOT NULL,
+        sid TEXT COLLATE "C" NOT NULL,
+        sub TEXT NOT NULL,
+        claims JSON NOT NULL CHECK (json_typeof(claims) = 'object'),
+        auth_time BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        ended_at BIGINT,
+        PRIMARY KEY (tenant, id_hash)
+      );
+      CREATE INDEX sessions_sid ON sessions (tenant, sid);
+      CREATE INDEX sessions_expires_at ON sessions (expires_at);
+      CREATE INDEX sessions_ended_at ON sessions (ended_at);
     `,
   },
 ]

@@ -27,6 +27,8 @@ const TokenFamilyRowSchema = z.object({
   scope: z.string(),
   claims: Claims,
   code_hash: z.string().nullable(),
+  sid: z.string().nullable(),
+  auth_time: z.int().nullable(),
   created_at: z.int(),
   expires_at: z.int(),
   revoked_at: z.int().nullable(),
@@ -43,6 +45,8 @@ const good = {
   scope: 'openid orders:read',
   claims: '{"email":"alice@example.com","roles":["admin"]}',
   code_hash: 'c0de',
+  sid: 'sid-1',
+  auth_time: 1_741_597_100_000,
   created_at: 1_741_597_200_000,
   expires_at: 1_744_189_200_000,
   revoked_at: null,
@@ -53,9 +57,9 @@ const good = {
 
 type Column = keyof typeof good
 const TEXT: Column[] = ['tenant', 'family_id', 'client_id', 'sub', 'scope', 'token_hash']
-const NULLABLE_TEXT: Column[] = ['code_hash']
+const NULLABLE_TEXT: Column[] = ['code_hash', 'sid']
 const INT: Column[] = ['created_at', 'expires_at', 'token_created_at']
-const NULLABLE_INT: Column[] = ['revoked_at', 'token_spent_at']
+const NULLABLE_INT: Column[] = ['auth_time', 'revoked_at', 'token_spent_at']
 
 // Values of every type a driver could hand back, and the edges of each.
 const ODD_VALUES: unknown[] = [
@@ -118,6 +122,8 @@ describe('parseTokenFamilyRow', () => {
         scope: 'openid orders:read',
         claims: { email: 'alice@example.com', roles: ['admin'] },
         codeHash: 'c0de',
+        sid: 'sid-1',
+        authTime: 1_741_597_100_000,
         createdAt: 1_741_597_200_000,
         expiresAt: 1_744_189_200_000,
       },
@@ -125,12 +131,16 @@ describe('parseTokenFamilyRow', () => {
     const spent = parseTokenFamilyRow({
       ...good,
       code_hash: null,
+      sid: null,
+      auth_time: null,
       revoked_at: 5,
       token_spent_at: 4,
     })
     expect(spent.token.spentAt).toBe(4)
     expect(spent.family.revokedAt).toBe(5)
     expect(spent.family).not.toHaveProperty('codeHash')
+    expect(spent.family).not.toHaveProperty('sid')
+    expect(spent.family).not.toHaveProperty('authTime')
   })
 
   it('ignores columns it does not know, as the zod schema did', () => {

@@ -1,4 +1,9 @@
-import type { AuthorizationCodeRecord, RefreshFamily, RefreshTokenRecord } from '@tessera/grants'
+import type {
+  AuthorizationCodeRecord,
+  RefreshFamily,
+  RefreshTokenRecord,
+  SessionRecord,
+} from '@tessera/grants'
 import type { StoredKey } from '@tessera/keys'
 import * as z from 'zod'
 import { StoreError } from '../errors.js'
@@ -46,6 +51,9 @@ const CodeRowSchema = z.object({
   created_at: z.int(),
   expires_at: z.int(),
   consumed_at: z.int().nullable(),
+  nonce: z.string().nullable(),
+  sid: z.string().nullable(),
+  auth_time: z.int().nullable(),
 })
 
 const FamilyRowSchema = z.object({
@@ -56,9 +64,23 @@ const FamilyRowSchema = z.object({
   scope: z.string(),
   claims: ClaimsSchema,
   code_hash: z.string().nullable(),
+  sid: z.string().nullable(),
+  auth_time: z.int().nullable(),
   created_at: z.int(),
   expires_at: z.int(),
   revoked_at: z.int().nullable(),
+})
+
+const SessionRowSchema = z.object({
+  tenant: z.string(),
+  id_hash: z.string(),
+  sid: z.string(),
+  sub: z.string(),
+  claims: ClaimsSchema,
+  auth_time: z.int(),
+  created_at: z.int(),
+  expires_at: z.int(),
+  ended_at: z.int().nullable(),
 })
 
 function invalid(what: string, error: z.ZodError): StoreError {
@@ -129,6 +151,9 @@ export function parseCodeRow(row: unknown): AuthorizationCodeRecord {
   }
   if (r.code_challenge !== null) code.codeChallenge = r.code_challenge
   if (r.consumed_at !== null) code.consumedAt = r.consumed_at
+  if (r.nonce !== null) code.nonce = r.nonce
+  if (r.sid !== null) code.sid = r.sid
+  if (r.auth_time !== null) code.authTime = r.auth_time
   return code
 }
 
@@ -147,6 +172,8 @@ const TOKEN_FAMILY_COLUMNS = [
   ['scope', 'text'],
   ['claims', 'text'],
   ['code_hash', 'text?'],
+  ['sid', 'text?'],
+  ['auth_time', 'int?'],
   ['created_at', 'int'],
   ['expires_at', 'int'],
   ['revoked_at', 'int?'],
@@ -217,6 +244,8 @@ function isTokenFamilyRow(row: unknown): row is TokenFamilyRow {
     isText(r.scope) &&
     isText(r.claims) &&
     isTextOrNull(r.code_hash) &&
+    isTextOrNull(r.sid) &&
+    isIntOrNull(r.auth_time) &&
     isInt(r.created_at) &&
     isInt(r.expires_at) &&
     isIntOrNull(r.revoked_at) &&
@@ -263,6 +292,8 @@ export function parseTokenFamilyRow(row: unknown): {
     expiresAt: r.expires_at,
   }
   if (r.code_hash !== null) family.codeHash = r.code_hash
+  if (r.sid !== null) family.sid = r.sid
+  if (r.auth_time !== null) family.authTime = r.auth_time
   if (r.revoked_at !== null) family.revokedAt = r.revoked_at
   return { token, family }
 }
@@ -283,8 +314,38 @@ export function parseFamilyRow(row: unknown): RefreshFamily {
     expiresAt: r.expires_at,
   }
   if (r.code_hash !== null) family.codeHash = r.code_hash
+  if (r.sid !== null) family.sid = r.sid
+  if (r.auth_time !== null) family.authTime = r.auth_time
   if (r.revoked_at !== null) family.revokedAt = r.revoked_at
   return family
+}
+
+const SessionEndRowSchema = z.object({ expires_at: z.int() })
+
+/** The `expires_at` of a session that `endSession` ended: whether it was live is decided on it. */
+export function parseSessionEnd(row: unknown): number {
+  const result = SessionEndRowSchema.safeParse(row)
+  if (!result.success) throw invalid('a sessions row', result.error)
+  return result.data.expires_at
+}
+
+/** A row of `sessions`; a NULL `ended_at` leaves `endedAt` out. */
+export function parseSessionRow(row: unknown): SessionRecord {
+  const result = SessionRowSchema.safeParse(row)
+  if (!result.success) throw invalid('a sessions row', result.error)
+  const r = result.data
+  const session: SessionRecord = {
+    idHash: r.id_hash,
+    tenant: r.tenant,
+    sid: r.sid,
+    sub: r.sub,
+    claims: r.claims,
+    authTime: r.auth_time,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+  }
+  if (r.ended_at !== null) session.endedAt = r.ended_at
+  return session
 }
 
 const SecretRowSchema = z.object({ value: z.string().min(1) })
