@@ -81,8 +81,9 @@ export interface Issuer {
  * Loads configuration and providers, opens the store and loads every key ring, then builds the
  * app. With the files source any problem throws before anything listens (nothing partial is
  * ever served); a KEY_ENCRYPTION_SECRET that does not open the stored keys is a `KeyError`
- * `ERR_KEY_DECRYPT` thrown before any key was changed, and in `start` mode an RS256 tenant
- * without KEY_ENCRYPTION_SECRET is a `ConfigError` (see keyEncryptionIssue). With the kubernetes
+ * `ERR_KEY_DECRYPT` thrown before any key was changed, and in `start` mode an RS256 tenant (or
+ * an HS256 tenant with OpenID Connect clients) without KEY_ENCRYPTION_SECRET is a `ConfigError`
+ * (see keyEncryptionIssue). With the kubernetes
  * source the store is opened first and the issuer is returned at once: it serves no tenant, and
  * /readyz answers 503, until the first list of Tenant resources has been applied; a Tenant that
  * cannot be served is refused alone. While running, every key ring is reloaded every 5 s.

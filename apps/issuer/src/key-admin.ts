@@ -1,6 +1,7 @@
 import type { Tenant } from '@tessera/config-schema'
 import { KeyError, readKeys, revokeKey, rotateKey } from '@tessera/keys'
 import type { KeyInfo, KeyStore } from '@tessera/keys'
+import { hasOpenIdClients, keepsRs256Key } from './id-token-keys.js'
 
 /**
  * The key operations that `tessera keys list|rotate|revoke` and the admin API share: one
@@ -24,7 +25,7 @@ export type KeyAdminErrorCode =
   | 'ERR_UNKNOWN_TENANT'
   /** The tenant has no key of that kid. */
   | 'ERR_UNKNOWN_KID'
-  /** Rotation asked of a tenant that does not sign with RS256. */
+  /** Rotation asked of a tenant that uses no RS256 key: HS256 without OpenID Connect clients. */
   | 'ERR_NOT_RS256'
 
 /** A key request the configuration or the store cannot satisfy; the message is safe to show. */
@@ -77,7 +78,10 @@ export interface RevocationReport {
   previousState: KeyInfo['state']
   /** Whether anything changed (false when the key was already revoked). */
   changed: boolean
-  /** The key made to replace it, when it was the RS256 tenant's only active key. */
+  /**
+   * The key made to replace it, when it was the only active key of a tenant that keeps one (RS256,
+   * or HS256 with OpenID Connect clients).
+   */
   newActiveKid?: string
 }
 
@@ -119,20 +123,21 @@ export async function listTenantKeys(
 
 /**
  * Makes a new active RS256 key for `tenant` and retires the previous one (published for the
- * grace). Same-day rotations get `YYYY-MM-DD.2`, `.3`, ...; a kid is never reused.
+ * grace). Same-day rotations get `YYYY-MM-DD.2`, `.3`, ...; a kid is never reused. At an HS256
+ * tenant with OpenID Connect clients this is the key of its ID tokens.
  *
- * @throws KeyAdminError `ERR_NOT_RS256` for a tenant that signs with HS256: it has no key to
- * rotate, and making one would publish a key nothing signs with
+ * @throws KeyAdminError `ERR_NOT_RS256` for an HS256 tenant without OpenID Connect clients: it
+ * has no key to rotate, and making one would publish a key nothing signs with
  */
 export async function rotateTenantKey(
   tenant: Tenant,
   options: KeyAdminOptions,
 ): Promise<RotationReport> {
-  if (tenant.jwtAlgorithm !== 'RS256') {
+  if (!keepsRs256Key(tenant)) {
     throw new KeyAdminError(
       'ERR_NOT_RS256',
-      `tenant "${tenant.name}" signs with ${tenant.jwtAlgorithm}; only RS256 keys rotate ` +
-        '(set jwt_algorithm: RS256 to switch it)',
+      `tenant "${tenant.name}" signs with ${tenant.jwtAlgorithm} and has no OpenID Connect ` +
+        'clients, so it has no RS256 key to rotate (set jwt_algorithm: RS256 to switch it)',
     )
   }
   const now = options.now()
@@ -151,7 +156,10 @@ export async function rotateTenantKey(
 
 /**
  * Revokes `kid` of `tenant`: it leaves the JWKS at once and never signs again. Revoking the
- * only active key of an RS256 tenant makes a replacement; revoking a revoked key changes nothing.
+ * only active key of an RS256 tenant, or of an HS256 tenant with OpenID Connect clients (the key
+ * of its ID tokens), makes a replacement; revoking a revoked key changes nothing. Any tenant may
+ * revoke, an HS256 tenant without OpenID Connect clients too: a key left from its RS256 days is
+ * still published for the grace.
  *
  * @throws KeyAdminError `ERR_UNKNOWN_KID`
  */
@@ -168,6 +176,7 @@ export async function revokeTenantKey(
       tenant: tenant.name,
       kid,
       algorithm: tenant.jwtAlgorithm,
+      idTokens: hasOpenIdClients(tenant),
       store: options.store,
       now: options.now,
       ...encryption(options),

@@ -10,6 +10,7 @@ import {
 import type { KeyRing, KeyStore, TokenSigner } from '@tessera/keys'
 import { corsOrigins } from './http/cors.js'
 import { createIdTokenHintVerifier } from './id-token-hint.js'
+import { hasOpenIdClients } from './id-token-keys.js'
 
 /** A tenant ready to serve: its grant context, its key ring and its issuer URL. */
 export interface TenantRuntime {
@@ -68,8 +69,9 @@ function hasPort(host: string): boolean {
 }
 
 /**
- * Builds the runtime of each tenant: key rings are loaded (and RS256 keys created on first use)
- * here, before the tenants are served, so nothing partial is ever served.
+ * Builds the runtime of each tenant: key rings are loaded (and RS256 keys created on first use,
+ * for the access tokens of RS256 tenants and for the ID tokens of tenants with OpenID Connect
+ * clients) here, before the tenants are served, so nothing partial is ever served.
  *
  * Every tenant's stored keys are checked against KEY_ENCRYPTION_SECRET first: loading a ring
  * writes (it encrypts plaintext keys, rotates, prunes), and a wrong secret must stop the start
@@ -99,9 +101,11 @@ export async function createTenantRuntimes(
 
   const runtimes: TenantRuntime[] = []
   for (const tenant of tenants) {
+    const idTokens = hasOpenIdClients(tenant)
     const keyRing = await loadKeyRing({
       tenant: tenant.name,
       algorithm: tenant.jwtAlgorithm,
+      idTokens,
       store: options.keyStore,
       now: options.now,
       rotateOnRestart: options.keyRotateOnRestart,
@@ -121,6 +125,9 @@ export async function createTenantRuntimes(
       if (secret === undefined) throw new TypeError(`tenant ${tenant.name} has no HS256 secret`)
       signer = hs256Signer(secret)
     }
+    // ID tokens are RS256 at every tenant, signed by the ring's stable signer: at an RS256 tenant
+    // the very signer of its access tokens, at an HS256 tenant the key kept for them alone.
+    const idTokenSigner = tenant.jwtAlgorithm === 'RS256' || idTokens ? keyRing.signer() : undefined
     const clients = new Map<string, Client>(tenant.clients.map((c) => [c.clientId, c]))
     const runtime: TenantRuntime = {
       tenant,
@@ -133,6 +140,7 @@ export async function createTenantRuntimes(
         audience: tenant.audience ?? issuer,
         clients,
         signer,
+        ...(idTokenSigner === undefined ? {} : { idTokenSigner }),
         // Both algorithms verify while the tenant has the means: tokens signed before a switch
         // between HS256 and RS256 stay valid until they expire, and no HS256 token after one.
         verifyAccessToken: createAccessTokenVerifier({

@@ -22,8 +22,10 @@ export interface TenantContext {
   clients: ReadonlyMap<string, Client>
   signer: TokenSigner
   /**
-   * The RS256 signer of ID tokens, from the tenant's key ring, also at HS256 tenants; set when
-   * any client of the tenant lists `openid`.
+   * The RS256 signer of ID tokens, from the tenant's key ring: at an RS256 tenant the same as
+   * `signer`, at an HS256 tenant a key kept for ID tokens alone. Set when any client of the
+   * tenant lists `openid` (and at every RS256 tenant); undefined at an HS256 tenant without
+   * OpenID Connect clients.
    */
   idTokenSigner?: TokenSigner
   /**

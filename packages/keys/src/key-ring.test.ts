@@ -242,6 +242,107 @@ describe('loadKeyRing (HS256)', () => {
   })
 })
 
+describe('loadKeyRing (HS256 with idTokens)', () => {
+  const idTokens = (options: Partial<LoadKeyRingOptions> = {}) =>
+    load({ algorithm: 'HS256', idTokens: true, ...options })
+
+  it('creates an RS256 key on load and signs with it, but has no RS256 period', async () => {
+    const ring = await idTokens()
+    expect(ring.algorithm).toBe('HS256')
+    expect(ring.activeKid()).toBe('2025-03-10')
+    expect(kids(ring)).toEqual(['2025-03-10'])
+    expect(ring.rs256Since()).toBeUndefined()
+    const signer = ring.signer()
+    expect(signer.alg).toBe('RS256')
+    expect(ring.signer()).toBe(signer)
+    const { token, kid } = await signer.sign({ iss: 'https://acme.test', nonce: 'n' })
+    expect(kid).toBe('2025-03-10')
+    expect(decodeProtectedHeader(token)).toEqual({ alg: 'RS256', typ: 'JWT', kid: '2025-03-10' })
+    await expect(jwtVerify(token, keySet(ring.jwks()))).resolves.toBeDefined()
+  })
+
+  it('reuses its key on a same-day restart and rotates on a later date, with the grace', async () => {
+    const first = await idTokens()
+    now = start + 10 * hour
+    expect((await idTokens()).activeKid()).toBe(first.activeKid())
+    expect(await store.listKeys('acme')).toHaveLength(1)
+
+    now = start + day
+    const second = await idTokens()
+    expect(second.activeKid()).toBe('2025-03-11')
+    expect(kids(second)).toEqual(['2025-03-11', '2025-03-10'])
+    expect(store.get('acme', '2025-03-10')).toMatchObject({ state: 'retired', retiredAt: now })
+    now += graceMs
+    await second.reload()
+    expect(kids(second)).toEqual(['2025-03-11'])
+    expect(store.get('acme', '2025-03-10')).toBeUndefined()
+  })
+
+  it('rotates by age on reload, and the stable signer follows', async () => {
+    const ring = await idTokens({ rotationMs: 30 * day })
+    const signer = ring.signer()
+    now = start + 30 * day
+    await ring.reload()
+    expect(ring.activeKid()).toBe('2025-04-09')
+    expect((await signer.sign({})).kid).toBe('2025-04-09')
+    expect(ring.rs256Since()).toBeUndefined()
+  })
+
+  it('makes a new key on reload once the active one was revoked', async () => {
+    const ring = await idTokens()
+    await store.updateKeyState('acme', '2025-03-10', 'revoked', undefined)
+    await ring.reload()
+    expect(ring.activeKid()).toBe('2025-03-10.2')
+    expect(kids(ring)).toEqual(['2025-03-10.2'])
+  })
+
+  it('converges on one key when two processes load an empty store at once', async () => {
+    const [a, b] = await Promise.all([idTokens(), idTokens()])
+    expect(await store.listKeys('acme')).toHaveLength(1)
+    expect(b.activeKid()).toBe(a.activeKid())
+    expect(b.jwks()).toEqual(a.jwks())
+  })
+
+  it('encrypts its private key and refuses a wrong secret', async () => {
+    const secret = 'test-key-encryption-secret-0123456789'
+    await idTokens({ encryptionSecret: secret })
+    expect(store.get('acme', '2025-03-10')?.privateKey).toMatch(/^enc:v1:/)
+    expect(await codeOf(idTokens({ encryptionSecret: 'w'.repeat(32) }))).toBe('ERR_KEY_DECRYPT')
+    expect(await codeOf(idTokens())).toBe('ERR_KEY_DECRYPT')
+  })
+
+  it('keeps the key of an RS256 tenant that switches to HS256 with idTokens, and back', async () => {
+    const rs = await load()
+    expect(rs.rs256Since()).toBe(start)
+
+    now = start + hour
+    const hs = await idTokens()
+    expect(hs.activeKid()).toBe('2025-03-10')
+    expect(store.get('acme', '2025-03-10')?.state).toBe('active')
+    expect(hs.rs256Since()).toBeUndefined()
+
+    now = start + 2 * hour
+    const back = await load()
+    expect(back.activeKid()).toBe('2025-03-10')
+    expect(await store.listKeys('acme')).toHaveLength(1)
+    // No record of the switch: the period starts at the creation of the key that still signs.
+    expect(back.rs256Since()).toBe(start)
+  })
+
+  it('retires its key like a plain HS256 ring once idTokens is dropped', async () => {
+    await idTokens()
+    now = start + hour
+    const plain = await load({ algorithm: 'HS256' })
+    expect(plain.activeKid()).toBeUndefined()
+    expect(store.get('acme', '2025-03-10')).toMatchObject({ state: 'retired', retiredAt: now })
+    expect(() => plain.signer()).toThrow(expect.objectContaining({ code: 'ERR_NO_ACTIVE_KEY' }))
+  })
+
+  it('refuses an idTokens that is not a boolean', async () => {
+    await expect(idTokens({ idTokens: 'yes' as unknown as boolean })).rejects.toThrow(/idTokens/)
+  })
+})
+
 describe('loadKeyRing (stored data)', () => {
   it('throws ERR_KEY_INVALID for a corrupted public JWK', async () => {
     const key = await generateRsaKey('acme', '2025-03-10', start)

@@ -19,8 +19,26 @@ import { parsePrivateJwk } from './internal/stored-key.js'
 export interface LoadKeyRingOptions {
   /** Tenant name; keys are stored and published per tenant. */
   tenant: string
-  /** The tenant's `jwt_algorithm`. An HS256 ring only publishes keys left from RS256 days. */
+  /**
+   * The tenant's `jwt_algorithm`. An HS256 ring only publishes keys left from RS256 days, unless
+   * `idTokens` is set.
+   */
   algorithm: SigningAlgorithm
+  /**
+   * The tenant has OpenID Connect clients: keep an active RS256 key even when its access tokens
+   * are HS256, since ID tokens are always RS256. An HS256 ring with `idTokens` treats that key
+   * exactly as an RS256 ring treats its own (created on load when absent, same kid rule, restart
+   * and age rotation, grace, pruning, encryption), publishes it, and {@link KeyRing.signer}
+   * answers its signer; {@link KeyRing.rs256Since} stays undefined, as the access tokens are
+   * still HS256. Omitted or false: an HS256 ring keeps no active key.
+   *
+   * A switch between HS256 with `idTokens` and RS256, either way, keeps the active key: it goes
+   * on signing (then access tokens too, or then ID tokens only) and no key is made or retired.
+   * After a switch to RS256, `rs256Since` is therefore the creation of that key (or of the
+   * oldest key of its rotation chain), not the time of the switch: HS256 access tokens issued
+   * while the key already signed ID tokens are not taken by {@link createAccessTokenVerifier}.
+   */
+  idTokens?: boolean
   /** Where the key pairs live. */
   store: KeyStore
   /** Clock, epoch milliseconds. */
@@ -51,7 +69,10 @@ export interface KeyRing {
   readonly tenant: string
   /** The algorithm the tenant signs with. */
   readonly algorithm: SigningAlgorithm
-  /** The kid of the key that signs new tokens; undefined for an HS256 tenant. */
+  /**
+   * The kid of the key that signs new tokens (at an HS256 tenant with `idTokens`, its ID tokens);
+   * undefined for an HS256 tenant without `idTokens`.
+   */
   activeKid(): string | undefined
   /**
    * When the tenant's current RS256 period began (epoch milliseconds), derived from the stored
@@ -69,17 +90,17 @@ export interface KeyRing {
   /**
    * The RS256 signer of the ring. It is one stable object that always signs with the ring's
    * current active key: take it once, and after a rotation or reload new tokens carry the new
-   * kid at once.
+   * kid at once. At an HS256 tenant with `idTokens` it signs ID tokens only.
    *
-   * @throws KeyError `ERR_NO_ACTIVE_KEY` for an HS256 tenant, whose signer is
+   * @throws KeyError `ERR_NO_ACTIVE_KEY` for an HS256 tenant without `idTokens`, whose signer is
    * {@link createHs256Signer} over the shared secret
    */
   signer(): TokenSigner
   /**
    * Re-reads the store: picks up keys rotated or revoked by another process (`tessera keys`,
    * other replicas) and applies the rules of {@link loadKeyRing} but the restart rotation:
-   * rotates an RS256 key older than `rotationMs`, makes a key when an RS256 tenant has no active
-   * one left (after a revocation), retires and prunes. Meant to be called on a short poll.
+   * rotates an RS256 key older than `rotationMs`, makes a key when an RS256 ring (or an HS256
+   * ring with `idTokens`) has no active one left (after a revocation), retires and prunes. Meant to be called on a short poll.
    * Concurrent calls share one read. On failure the ring keeps serving what it had.
    */
   reload(): Promise<void>
@@ -93,7 +114,7 @@ interface Snapshot {
 }
 
 function checkOptions(options: LoadKeyRingOptions): void {
-  const { tenant, algorithm, store, now, rotateOnRestart, graceMs, rotationMs } = options
+  const { tenant, algorithm, store, now, rotateOnRestart, graceMs, rotationMs, idTokens } = options
   if (typeof tenant !== 'string' || tenant === '') {
     throw new TypeError('loadKeyRing: options.tenant must be a non-empty string')
   }
@@ -115,6 +136,9 @@ function checkOptions(options: LoadKeyRingOptions): void {
   if (rotationMs !== undefined && !(Number.isFinite(rotationMs) && rotationMs > 0)) {
     throw new TypeError('loadKeyRing: options.rotationMs must be a positive number of milliseconds')
   }
+  if (idTokens !== undefined && typeof idTokens !== 'boolean') {
+    throw new TypeError('loadKeyRing: options.idTokens must be a boolean')
+  }
 }
 
 /**
@@ -124,8 +148,9 @@ function checkOptions(options: LoadKeyRingOptions): void {
  *   `rotateOnRestart` and an active key from an earlier date, or with `rotationMs` and an active
  *   key at least that old, a new one replaces it and the old one is retired. A same-day restart
  *   reuses the stored key, so the kid and the JWKS stay put.
- * - HS256: no key is created; keys still active from RS256 days are retired, so tokens they
- *   signed keep verifying for the grace.
+ * - HS256 with `idTokens`: the same as RS256, for the key that signs ID tokens.
+ * - HS256 without: no key is created; keys still active from RS256 days are retired, so tokens
+ *   they signed keep verifying for the grace.
  * - Both: retired keys past the grace are deleted; revoked keys are never published. With
  *   `encryptionSecret`, keys stored in plaintext are encrypted in place.
  *
@@ -163,6 +188,8 @@ export async function loadKeyRing(options: LoadKeyRingOptions): Promise<KeyRing>
 class TenantKeyRing implements KeyRing {
   readonly tenant: string
   readonly algorithm: SigningAlgorithm
+  /** Whether the ring keeps an active RS256 key: RS256 access tokens, or ID tokens. */
+  readonly #keepsKey: boolean
   readonly #options: LoadKeyRingOptions
   readonly #cipher: KeyCipher
   readonly #signers = new Map<string, TokenSigner>()
@@ -173,6 +200,7 @@ class TenantKeyRing implements KeyRing {
   constructor(options: LoadKeyRingOptions, cipher: KeyCipher) {
     this.tenant = options.tenant
     this.algorithm = options.algorithm
+    this.#keepsKey = options.algorithm === 'RS256' || options.idTokens === true
     this.#options = options
     this.#cipher = cipher
   }
@@ -193,7 +221,8 @@ class TenantKeyRing implements KeyRing {
     if (this.#current().signer === undefined) {
       throw new KeyError(
         'ERR_NO_ACTIVE_KEY',
-        `tenant "${this.tenant}" signs with ${this.algorithm}; its key ring holds no signing key`,
+        `tenant "${this.tenant}" signs with ${this.algorithm} and has no OpenID Connect clients; ` +
+          'its key ring holds no signing key',
       )
     }
     // One object for the ring's life that looks the active key up per token: callers that took
@@ -202,7 +231,8 @@ class TenantKeyRing implements KeyRing {
       alg: 'RS256',
       sign: (claims): Promise<SignedToken> => {
         const { signer } = this.#current()
-        if (signer === undefined) throw new Error('unreachable: an RS256 ring always has a signer')
+        if (signer === undefined)
+          throw new Error('unreachable: a ring that keeps a key has a signer')
         return signer.sign(claims)
       },
     }
@@ -218,6 +248,7 @@ class TenantKeyRing implements KeyRing {
 
   async refresh(mode: 'load' | 'reload'): Promise<void> {
     const { tenant, algorithm, store, graceMs } = this.#options
+    const keepsKey = this.#keepsKey
     const now = this.#options.now()
     const current = await readTenantKeys(store, tenant)
 
@@ -226,13 +257,13 @@ class TenantKeyRing implements KeyRing {
     // A load opens every private key: that is what proves the secret before `start` listens.
     if (mode === 'load') checkPrivateKeysOpen(current.keys, this.#cipher)
     createJwks(current.keys, { now, graceMs })
-    let active = algorithm === 'RS256' ? newestActive(current.keys) : undefined
+    let active = keepsKey ? newestActive(current.keys) : undefined
     if (active !== undefined) await this.#signerFor(active)
 
     if (mode === 'load' && this.#cipher.encrypts) await this.#encryptPlaintext(current)
 
     let keys = current.keys
-    if (algorithm === 'RS256' && this.#rotationDue(active, mode, now)) {
+    if (keepsKey && this.#rotationDue(active, mode, now)) {
       ;({ active, keys } = await createActiveKey(store, tenant, this.#cipher, current, now))
     }
 
@@ -264,7 +295,9 @@ class TenantKeyRing implements KeyRing {
     this.#snapshot = {
       activeKid: active?.kid,
       // From the keys before pruning: the more of the chain it sees, the earlier, never later.
-      rs256Since: active === undefined ? undefined : rs256PeriodStart(after),
+      // An HS256 ring's key signs ID tokens only: its access tokens have no RS256 period.
+      rs256Since:
+        algorithm !== 'RS256' || active === undefined ? undefined : rs256PeriodStart(after),
       jwks: same ? previous : jwks,
       signer,
     }

@@ -36,7 +36,10 @@ function rotate(options: { encryptionSecret?: string } = {}) {
   return rotateKey({ tenant: 'acme', store, now: () => now, ...options })
 }
 
-function revoke(kid: string, options: { encryptionSecret?: string; algorithm?: 'HS256' } = {}) {
+function revoke(
+  kid: string,
+  options: { encryptionSecret?: string; algorithm?: 'HS256'; idTokens?: boolean } = {},
+) {
   return revokeKey({ tenant: 'acme', kid, algorithm: 'RS256', store, now: () => now, ...options })
 }
 
@@ -173,6 +176,19 @@ describe('revokeKey', () => {
       previousState: 'retired',
     })
     expect(await states()).toEqual({ '2025-03-10': 'revoked' })
+  })
+
+  it('replaces the revoked ID-token key of an HS256 tenant with idTokens', async () => {
+    const ring = await load({ algorithm: 'HS256', idTokens: true })
+    now = start + hour
+    expect(await revoke('2025-03-10', { algorithm: 'HS256', idTokens: true })).toEqual({
+      kid: '2025-03-10',
+      previousState: 'active',
+      newActiveKid: '2025-03-10.2',
+    })
+    await ring.reload()
+    expect(ring.activeKid()).toBe('2025-03-10.2')
+    expect(kids(ring)).toEqual(['2025-03-10.2'])
   })
 
   it('changes nothing for a key already revoked', async () => {

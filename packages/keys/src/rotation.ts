@@ -76,6 +76,11 @@ export interface RevokeKeyOptions {
   kid: string
   /** The tenant's `jwt_algorithm`: an RS256 tenant whose active key is revoked gets a new one. */
   algorithm: SigningAlgorithm
+  /**
+   * The tenant has OpenID Connect clients (`idTokens` of `loadKeyRing`): an HS256
+   * tenant whose active key is revoked gets a new one too, for its ID tokens.
+   */
+  idTokens?: boolean
   /** Where the key pairs live. */
   store: KeyStore
   /** Clock, epoch milliseconds. */
@@ -97,8 +102,9 @@ export interface RevokeKeyResult {
 /**
  * Revokes a key (`tessera keys revoke`, for a compromised key): it leaves the JWKS at once and
  * never signs again; issuers drop it on their next {@link KeyRing.reload}, and verifiers refuse
- * its tokens once they refetch the JWKS. When it was the active key of an RS256 tenant and no
- * other active key is left, a new active key is made (as {@link rotateKey} would).
+ * its tokens once they refetch the JWKS. When it was the active key of an RS256 tenant (or of an
+ * HS256 tenant with `idTokens`) and no other active key is left, a new active key is made (as
+ * {@link rotateKey} would).
  *
  * Revoking a revoked key changes nothing. Revoked keys stay stored, unpublished, so their kid is
  * never reused and `tessera keys list` can still show them.
@@ -127,7 +133,7 @@ export async function revokeKey(options: RevokeKeyOptions): Promise<RevokeKeyRes
   if (key.state === 'revoked') return { kid, previousState: 'revoked' }
 
   const replace =
-    algorithm === 'RS256' &&
+    (algorithm === 'RS256' || options.idTokens === true) &&
     key.state === 'active' &&
     !current.keys.some((other) => other.state === 'active' && other.kid !== kid)
   // The replacement is sealed with this secret: prove it opens the stored keys before the

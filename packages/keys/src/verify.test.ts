@@ -198,4 +198,38 @@ describe('createAccessTokenVerifier', () => {
     expect(await verify(token)).toBeUndefined()
     expect(await verify(await rs256Token(ring))).toMatchObject({ sub: 'alice' })
   })
+
+  describe('an ID token (#14)', () => {
+    it.each(['nonce', 'at_hash', 'azp'])(
+      'is refused when it carries %s, signed by the ring or with the secret',
+      async (claim) => {
+        const ring = await load('HS256', { idTokens: true })
+        const verify = verifierOf(ring)
+        const iat = Math.floor(now / 1000)
+        const claims = { iss: ISSUER, sub: 'alice', aud: 'app', iat, exp: iat + ttlSeconds }
+        const { token } = await ring.signer().sign({ ...claims, [claim]: 'x' })
+        expect(await verify(token)).toBeUndefined()
+        // The same claims without it verify: the refusal is for the claim alone.
+        expect(await verify((await ring.signer().sign(claims)).token)).toMatchObject(claims)
+        const hs256 = await new SignJWT({ sub: 'alice', [claim]: 'x' })
+          .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+          .setIssuer(ISSUER)
+          .setIssuedAt(iat)
+          .setExpirationTime(iat + ttlSeconds)
+          .sign(createSecretKey(Buffer.from(SECRET, 'utf8')))
+        expect(await verify(hs256)).toBeUndefined()
+        expect(await verify(await hs256Token(now))).toMatchObject({ sub: 'alice' })
+      },
+    )
+
+    it('is refused at an RS256 tenant too, even with a null claim', async () => {
+      const ring = await load('RS256')
+      const verify = verifierOf(ring)
+      const iat = Math.floor(now / 1000)
+      const { token } = await ring
+        .signer()
+        .sign({ iss: ISSUER, sub: 'alice', iat, exp: iat + ttlSeconds, at_hash: null })
+      expect(await verify(token)).toBeUndefined()
+    })
+  })
 })

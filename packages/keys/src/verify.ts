@@ -35,6 +35,10 @@ export interface AccessTokenVerifierOptions {
  * RS256 period and `exp` at most one token lifetime after it; a token issued before the switch
  * could not be otherwise. After a rollback to HS256, RS256 tokens keep verifying while their key
  * is published (the grace), as the verifiers of resource servers would.
+ *
+ * A JWT that carries `nonce`, `at_hash` or `azp` is an OpenID Connect ID token, whatever key
+ * signed it: it is refused, since an ID token tells a client who signed in and grants nothing.
+ * Access tokens never carry those claims.
  */
 export function createAccessTokenVerifier(
   options: AccessTokenVerifierOptions,
@@ -67,6 +71,8 @@ export function createAccessTokenVerifier(
       exp * 1000 <= since + ttlMs
     )
   }
+  const verified = (payload: JWTPayload): JWTPayload | undefined =>
+    isIdToken(payload) ? undefined : payload
   return async (token) => {
     try {
       const { alg } = decodeProtectedHeader(token)
@@ -80,15 +86,26 @@ export function createAccessTokenVerifier(
           ...verifyOptions,
           algorithms: ['HS256'],
         })
-        return fromBeforeRs256(payload) ? payload : undefined
+        return fromBeforeRs256(payload) ? verified(payload) : undefined
       }
       if (alg === 'RS256') {
-        return (await jwtVerify(token, keySet(), { ...verifyOptions, algorithms: ['RS256'] }))
-          .payload
+        const { payload } = await jwtVerify(token, keySet(), {
+          ...verifyOptions,
+          algorithms: ['RS256'],
+        })
+        return verified(payload)
       }
       return undefined
     } catch {
       return undefined
     }
   }
+}
+
+/** The claims only an ID token carries (OpenID Connect Core §2): never in an access token. */
+const ID_TOKEN_CLAIMS = ['nonce', 'at_hash', 'azp'] as const
+
+/** Whether `payload` is that of an ID token rather than an access token. */
+function isIdToken(payload: JWTPayload): boolean {
+  return ID_TOKEN_CLAIMS.some((claim) => Object.hasOwn(payload, claim))
 }

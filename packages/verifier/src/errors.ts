@@ -15,7 +15,8 @@
  * - `ERR_TOKEN_INVALID`: the signature does not verify.
  * - `ERR_TOKEN_EXPIRED`: `exp` is past, beyond `clockTolerance`.
  * - `ERR_CLAIM_INVALID`: another claim check failed: `exp` missing, `nbf` or `iat` in the future,
- *   `aud` not accepted, `scope` not a string. {@link VerifierError.claim} names the claim.
+ *   `aud` not accepted, `scope` not a string, or the token is an OpenID Connect ID token (it
+ *   carries `nonce`, `at_hash` or `azp`). {@link VerifierError.claim} names the claim.
  * - `ERR_JWKS_UNAVAILABLE`: no usable signing keys for the issuer (it is unreachable and nothing
  *   cached is young enough); rendered as 503 with `Retry-After`.
  * - `ERR_INSUFFICIENT_SCOPE`: the token lacks a scope the route requires.

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { formatConfigIssue, parseSettings } from '@tessera/config-schema'
 import { checkSettings } from '../issuer.js'
+import { keepsRs256Key } from '../id-token-keys.js'
 import { keyEncryptionIssue } from '../key-encryption.js'
 import { loadProviders } from '../providers.js'
 import { assertConfigExists } from './config-directory.js'
@@ -29,7 +30,7 @@ export async function checkConfigCommand(
     notes.push('JWT_SECRET is not set: dev would use a random secret for each process')
   }
   const { tenants, refused } = await readTenants(settings, vars, jwtSecret)
-  const rs256 = tenants.some((tenant) => tenant.jwtAlgorithm === 'RS256')
+  const rs256 = tenants.some(keepsRs256Key)
   // start refuses them (below); dev serves them with a warning, and --dev notes it.
   if (dev && rs256 && settings.keyEncryptionSecret === undefined) {
     notes.push('KEY_ENCRYPTION_SECRET is not set: RS256 private keys would be stored unencrypted')

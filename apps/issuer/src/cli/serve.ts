@@ -45,17 +45,20 @@ export async function serve(
   }
   if (settings.keyEncryptionSecret === undefined) {
     // Names the variable only; whether set or not, no secret is ever logged. `start` refuses
-    // every RS256 tenant (the issuer checks each configuration it is given); `dev` serves them.
+    // every tenant that stores RS256 keys, RS256 or with OpenID Connect clients (the issuer
+    // checks each configuration it is given); `dev` serves them.
     if (mode === 'start') {
       logger.info(
-        'KEY_ENCRYPTION_SECRET is not set: RS256 tenants are refused, since their private keys ' +
+        'KEY_ENCRYPTION_SECRET is not set: RS256 tenants are refused, and so are HS256 tenants ' +
+          'with OpenID Connect clients (their ID tokens are RS256), since their private keys ' +
           `would be stored in clear; make a secret with: ${MAKE_KEY_ENCRYPTION_SECRET}`,
       )
     } else {
       logger.warn(
         'KEY_ENCRYPTION_SECRET is not set: RS256 private keys are stored UNENCRYPTED in the ' +
-          'database, which only tessera dev allows (tessera start refuses RS256 tenants ' +
-          'without it); anyone who can read the database can sign tokens for those tenants',
+          'database, which only tessera dev allows (tessera start refuses RS256 tenants, and ' +
+          'HS256 tenants with OpenID Connect clients, without it); anyone who can read the ' +
+          'database can sign tokens for those tenants',
       )
     }
   }

@@ -259,14 +259,15 @@ describe('the admin API (issue #13)', { timeout: 120_000 }, () => {
       expect(await keyList()).toEqual(before)
     })
 
-    it('409 for rotating an HS256 tenant, as the CLI refuses it', async () => {
+    it('409 for rotating an HS256 tenant without OpenID Connect clients, as the CLI refuses it', async () => {
       const body = expectProblem(
         await call('POST', '/admin/tenants/hs/keys/rotate'),
         409,
         'tag:tessera.dev,2026:problem:not-rs256',
       )
       expect(body.detail).toBe(
-        'tenant "hs" signs with HS256; only RS256 keys rotate (set jwt_algorithm: RS256 to switch it)',
+        'tenant "hs" signs with HS256 and has no OpenID Connect clients, so it has no RS256 key ' +
+          'to rotate (set jwt_algorithm: RS256 to switch it)',
       )
       const cli = await runCli(['keys', 'rotate', '--tenant', 'hs', '--dev'], vars)
       expect(cli.status).toBe(1)

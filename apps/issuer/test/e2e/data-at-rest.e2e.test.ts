@@ -13,8 +13,16 @@ const REFUSAL_LINE = (tenants: string): string =>
   `environment: KEY_ENCRYPTION_SECRET: not set: tessera start refuses to serve ${tenants} ` +
   'would be stored in clear); make a secret with: openssl rand -base64 32'
 
-/** A tenant file of one tenant with one password client; alice / alice-password signs in. */
-function tenantYaml(name: string, algorithm: 'HS256' | 'RS256', client: string): string {
+/**
+ * A tenant file of one tenant with one password client; alice / alice-password signs in. A
+ * client that lists `openid` makes the tenant an OpenID Connect tenant, whatever its algorithm.
+ */
+function tenantYaml(
+  name: string,
+  algorithm: 'HS256' | 'RS256',
+  client: string,
+  scopes = ['read'],
+): string {
   return [
     `name: ${name}`,
     'config:',
@@ -25,7 +33,7 @@ function tenantYaml(name: string, algorithm: 'HS256' | 'RS256', client: string):
     `    - client_id: ${client}`,
     `      client_secret: ${name}-client-secret`,
     '      grant_types: [password]',
-    '      scopes: [read]',
+    `      scopes: [${scopes.join(', ')}]`,
     '',
   ].join('\n')
 }
@@ -34,7 +42,7 @@ function tenantYaml(name: string, algorithm: 'HS256' | 'RS256', client: string):
 function configDir(
   root: string,
   name: string,
-  tenants: [string, 'HS256' | 'RS256', string][],
+  tenants: [string, 'HS256' | 'RS256', string, string[]?][],
 ): string {
   const dir = join(root, name)
   mkdirSync(join(dir, 'providers'), { recursive: true })
@@ -42,8 +50,8 @@ function configDir(
     join(FIXTURES, 'basic', 'providers', 'users.mjs'),
     join(dir, 'providers', 'users.mjs'),
   )
-  for (const [tenant, algorithm, client] of tenants) {
-    writeFileSync(join(dir, `${tenant}.yaml`), tenantYaml(tenant, algorithm, client))
+  for (const [tenant, algorithm, client, scopes] of tenants) {
+    writeFileSync(join(dir, `${tenant}.yaml`), tenantYaml(tenant, algorithm, client, scopes))
   }
   return dir
 }
@@ -81,6 +89,38 @@ describe('tessera start without KEY_ENCRYPTION_SECRET (#11)', { timeout: 90_000 
     expect(result.stdout + result.stderr).not.toContain(JWT_SECRET)
     // Refused before the store was opened: nothing was created, no key was made in clear.
     expect(existsSync(data)).toBe(false)
+  })
+
+  it('refuses HS256 tenants with OpenID Connect clients too, naming them (#14)', async () => {
+    const mixed = configDir(tmp.dir, 'openid-mixed', [
+      ['alpha', 'RS256', ALPHA],
+      ['beta', 'HS256', BETA, ['openid', 'read']],
+      ['gamma', 'HS256', GAMMA],
+    ])
+    const alone = configDir(tmp.dir, 'openid-alone', [
+      ['beta', 'HS256', BETA, ['openid', 'read']],
+      ['gamma', 'HS256', GAMMA],
+    ])
+    const data = join(tmp.dir, 'openid-data')
+    const [started, checked] = await Promise.all([
+      runCli(['start', '--host', '127.0.0.1', '--port', '0'], {
+        JWT_SECRET,
+        TESSERA_CONFIG: mixed,
+        DATABASE_URL: `sqlite:${join(data, 'tessera.db')}`,
+      }),
+      runCli(['check-config'], { JWT_SECRET, TESSERA_CONFIG: alone }),
+    ])
+    expect(started.status).toBe(1)
+    expect(started.stderr).toBe(
+      'tessera: configuration problems:\n' +
+        `${REFUSAL_LINE('RS256 tenant "alpha" and HS256 tenant "beta" with OpenID Connect clients (their private keys')}\n`,
+    )
+    expect(started.stdout).not.toContain('tessera issuer listening')
+    expect(existsSync(data)).toBe(false)
+    expect(checked.status).toBe(1)
+    expect(checked.stderr.split('\n')).toContain(
+      REFUSAL_LINE('HS256 tenant "beta" with OpenID Connect clients (its private keys'),
+    )
   })
 
   it('check-config reports the same line; with --dev it accepts the configuration', async () => {

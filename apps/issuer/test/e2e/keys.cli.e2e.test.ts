@@ -134,7 +134,7 @@ describe('tessera keys', { timeout: 90_000 }, () => {
       'tessera keys rotate: needs --tenant NAME; see tessera keys rotate --help\n',
     )
     expect(hs.status).toBe(1)
-    expect(hs.stderr).toContain('tenant "hs" signs with HS256; only RS256 keys rotate')
+    expect(hs.stderr).toContain('tenant "hs" signs with HS256 and has no OpenID Connect clients')
   })
 
   describe('against a running issuer sharing the database', () => {

@@ -15,7 +15,14 @@ function claimInvalid(claim: string, message: string): VerifierError {
 }
 
 /**
- * Checks `exp`, `nbf`, `iat`, `aud` and the type of `scope` at `nowMs`. Run on the unverified
+ * The claims only an OpenID Connect ID token carries (Core §2, §3.1.3.6): a token with any of
+ * them tells a client who signed in and grants nothing, so it is never an access token, even
+ * when the issuer's own key signed it.
+ */
+const ID_TOKEN_CLAIMS = ['nonce', 'at_hash', 'azp'] as const
+
+/**
+ * Refuses an ID token, and checks `exp`, `nbf`, `iat`, `aud` and the type of `scope` at `nowMs`. Run on the unverified
  * payload first, so that a doomed token never causes a key fetch, and again once the signature
  * holds, as time may have passed during a fetch. Throws a {@link VerifierError}.
  *
@@ -23,6 +30,10 @@ function claimInvalid(claim: string, message: string): VerifierError {
  */
 export function checkClaims(payload: JsonObject, nowMs: number, rules: ClaimRules): void {
   const { clockTolerance, audience } = rules
+  const idTokenClaim = ID_TOKEN_CLAIMS.find((claim) => Object.hasOwn(payload, claim))
+  if (idTokenClaim !== undefined) {
+    throw claimInvalid(idTokenClaim, 'an ID token is not an access token')
+  }
   const nowSeconds = Math.floor(nowMs / 1000)
   const { exp, nbf, iat, aud, scope } = payload
   if (typeof exp !== 'number' || !Number.isFinite(exp)) {

@@ -238,6 +238,19 @@ export async function buildAttacks(
       token: await signRs256(key, { ...good, scope: ['admin'] }),
       code: 'ERR_CLAIM_INVALID',
     },
+    // Issue #14: an ID token signed by the issuer's own key is no access token.
+    ...(await Promise.all(
+      ['nonce', 'at_hash', 'azp'].map(async (claim) => ({
+        name: `an ID token (${claim})`,
+        token: await signRs256(key, { ...good, [claim]: 'x' }),
+        code: 'ERR_CLAIM_INVALID' as const,
+      })),
+    )),
+    {
+      name: 'HS256 ID token (nonce)',
+      token: await signHs256({ ...good, nonce: 'n' }),
+      code: 'ERR_CLAIM_INVALID',
+    },
     {
       name: 'tampered payload',
       token: tamper(valid, (p) => ({ ...p, scope: 'read write admin' })),
