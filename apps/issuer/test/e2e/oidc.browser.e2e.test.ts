@@ -1,0 +1,125 @@
+import { join } from 'node:path'
+import { chromium } from 'playwright-core'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { FIXTURES, startIssuer, tempDir } from '../support/issuer.js'
+import type { RunningIssuer } from '../support/issuer.js'
+import { pkce } from '../support/oauth.js'
+import { OIDC_RS, openIdAuthorizeUrl, redeemCode } from '../support/oidc.js'
+import type { OidcClient } from '../support/oidc.js'
+
+const T = OIDC_RS
+
+describe('single sign-on in a real browser', () => {
+  let issuer: RunningIssuer
+  let tmp: ReturnType<typeof tempDir>
+  let browser: Browser
+  let port: string
+
+  beforeAll(async () => {
+    tmp = tempDir()
+    issuer = await startIssuer({
+      databaseUrl: `sqlite:${tmp.dir}/tessera.db`,
+      config: join(FIXTURES, 'oidc'),
+    })
+    port = new URL(issuer.url).port
+    browser = await chromium.launch({
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      args: [
+        '--no-sandbox',
+        '--headless',
+        '--disable-gpu',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        // The tenant's host name, resolved to the issuer under test without DNS.
+        `--host-resolver-rules=MAP ${T.host} 127.0.0.1`,
+      ],
+    })
+  })
+  afterAll(async () => {
+    await browser?.close()
+    await issuer.close()
+    tmp.remove()
+  })
+
+  /** The tenant's URL as the browser reaches it: the issuer's port added. */
+  function inBrowser(url: URL): string {
+    const reached = new URL(url)
+    reached.port = port
+    return reached.href
+  }
+
+  /**
+   * Opens /authorize for `app` in `page`; when the form shows, signs alice in. Resolves to the
+   * redirect the browser lands on (nothing listens there) and whether the form was shown.
+   */
+  async function authorize(page: Page, app: OidcClient): Promise<{ form: boolean; code: string }> {
+    const { verifier, challenge } = pkce()
+    const url = openIdAuthorizeUrl(T, app, challenge, { nonce: `n-${app.id}`, state: 'sso' })
+    const landing = page.waitForRequest((request) => request.url().startsWith(app.redirectUri))
+    await page.goto(inBrowser(url)).catch(() => {
+      // The redirect_uri answers nothing: the navigation fails once it gets there.
+    })
+    const form = await page
+      .getByRole('heading', { name: 'Sign in' })
+      .isVisible()
+      .catch(() => false)
+    if (form) {
+      await page.getByLabel('Username').fill('alice')
+      await page.getByLabel('Password').fill('alice-password')
+      await page.getByRole('button', { name: 'Sign in' }).click()
+    }
+    const landed = new URL((await landing).url())
+    expect(landed.searchParams.get('state')).toBe('sso')
+    const code = landed.searchParams.get('code')
+    if (code === null) throw new Error(`no code: ${landed.href}`)
+    // The code is good: the client redeems it for an ID token of the same user.
+    const tokens = await redeemCode(issuer.url, T, app, code, verifier)
+    expect(tokens.id_token).toBeDefined()
+    return { form, code }
+  }
+
+  async function sessionCookie(context: BrowserContext) {
+    return (await context.cookies()).find((cookie) => cookie.name === 'tessera_session')
+  }
+
+  it('signs in once for client A, then client B without the form; after logout A asks again', async () => {
+    const context = await browser.newContext()
+    const page = await context.newPage()
+
+    await expect(authorize(page, T.a)).resolves.toMatchObject({ form: true })
+    const cookie = await sessionCookie(context)
+    expect(cookie).toMatchObject({
+      domain: T.host,
+      path: '/',
+      httpOnly: true,
+      sameSite: 'Lax',
+      // dev over http.
+      secure: false,
+    })
+    // A persistent cookie, for the session's life (8 hours by default).
+    expect(cookie!.expires).toBeGreaterThan(Date.now() / 1000 + 7 * 3600)
+    expect(cookie!.expires).toBeLessThanOrEqual(Date.now() / 1000 + 8 * 3600 + 5)
+
+    await expect(authorize(page, T.b)).resolves.toMatchObject({ form: false })
+
+    const signedOut = await page.goto(inBrowser(new URL(`${T.issuer}/logout`)))
+    expect(signedOut?.status()).toBe(200)
+    await expect(page.getByText('You are signed out').isVisible()).resolves.toBe(true)
+    await expect(sessionCookie(context)).resolves.toBeUndefined()
+
+    await expect(authorize(page, T.a)).resolves.toMatchObject({ form: true })
+    await context.close()
+  })
+
+  it('keeps the session to its browser: another browser context sees the form', async () => {
+    const first = await browser.newContext()
+    await expect(authorize(await first.newPage(), T.a)).resolves.toMatchObject({ form: true })
+    const second = await browser.newContext()
+    await expect(authorize(await second.newPage(), T.b)).resolves.toMatchObject({ form: true })
+    await first.close()
+    await second.close()
+  })
+})
