@@ -42,20 +42,22 @@ export function setSessionCookie(
   cookie: SessionCookie | undefined,
   deps: Pick<AuthorizeRouteDeps, 'secureCookies' | 'grants'>,
 ): void {
-  const secure = deps.secureCookies || ctx.secure
-  // The cookies module refuses a Secure cookie on a request it thinks is plain http.
-  if (secure) ctx.cookies.secure = true
-  // Without a value, the cookies module sends an expiry in 1970: the browser forgets it.
-  ctx.cookies.set(SESSION_COOKIE, cookie?.value ?? null, {
-    httpOnly: true,
-    sameSite: 'lax',
-    path: '/',
-    secure,
-    overwrite: true,
-    ...(cookie === undefined
-      ? {}
-      : { maxAge: Math.max(1000, cookie.expiresAt - deps.grants.clock()) }),
-  })
+  // Written here rather than with ctx.cookies, which sends Expires alone: Max-Age does not
+  // depend on the browser's clock agreeing with ours (RFC 6265 §5.3 prefers it), and Expires
+  // stays for the rare client that knows nothing else. The value is base64url, the name fixed.
+  const now = deps.grants.clock()
+  const seconds =
+    cookie === undefined ? 0 : Math.max(1, Math.floor((cookie.expiresAt - now) / 1000))
+  const attributes = [
+    `${SESSION_COOKIE}=${cookie?.value ?? ''}`,
+    'Path=/',
+    `Max-Age=${seconds}`,
+    `Expires=${new Date(cookie === undefined ? 0 : now + seconds * 1000).toUTCString()}`,
+    'SameSite=Lax',
+    ...(deps.secureCookies || ctx.secure ? ['Secure'] : []),
+    'HttpOnly',
+  ]
+  ctx.append('Set-Cookie', attributes.join('; '))
 }
 
 // CSP3 scheme-source and host-source grammar (no path): what a source may be made of, so that
