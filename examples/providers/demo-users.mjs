@@ -10,7 +10,15 @@ const USERS = new Map([
     {
       sub: 'c3a1b6f0-5d2e-4c8f-9a71-0e2d4b6f8a10',
       hash: '$scrypt$ln=14,r=8,p=1$C0lJHmVGy5VwaXuLIVNt6A$hBGp2lfifP1epHtOYXZb2PwQ2K9RGEH+vM6TSOgzX+w',
-      claims: { name: 'Alice Liddell', email: 'alice@example.test' },
+      // Standard claims (OpenID Connect Core §5.1): the profile and email scopes release them.
+      claims: {
+        name: 'Alice Liddell',
+        given_name: 'Alice',
+        family_name: 'Liddell',
+        preferred_username: 'alice',
+        email: 'alice@example.test',
+        email_verified: true,
+      },
     },
   ],
   [

@@ -12,9 +12,11 @@ import { authorizeRoute, loginRoute } from './routes/authorize.js'
 import { healthzRoute, readyzRoute } from './routes/health.js'
 import { introspectRoute } from './routes/introspect.js'
 import { jwksRoute } from './routes/jwks.js'
-import { metadataRoute } from './routes/metadata.js'
+import { logoutRoute } from './routes/logout.js'
+import { metadataRoute, openIdConfigurationRoute } from './routes/metadata.js'
 import { revokeRoute } from './routes/revoke.js'
 import { tokenRoute } from './routes/token.js'
+import { userInfoRoute } from './routes/userinfo.js'
 import type { TenantRegistry } from './tenants.js'
 
 /** Everything the HTTP app needs, built by the CLI (or a test) and passed in. */
@@ -30,18 +32,22 @@ export interface AppDeps {
   ready: () => boolean
   /** Throws when the store does not answer, for /readyz. */
   ping: () => Promise<void>
+  /** `start`: session cookies are always `Secure` (see `setSessionCookie`). */
+  secureCookies: boolean
 }
 
 /**
  * The tenant endpoints that browser apps on other origins may call (CORS for the tenant's
- * origins, docs/cors.md). /userinfo joins this list when it exists. Never /introspect: it is
- * for resource servers, and a browser must not learn from it whether a token is active.
+ * origins, docs/cors.md). Never /introspect: it is for resource servers, and a browser must not
+ * learn from it whether a token is active; nor /authorize and /logout, which are navigations.
  */
 export const CORS_PATHS: readonly string[] = [
   '/token',
   '/revoke',
+  '/userinfo',
   '/.well-known/jwks.json',
   '/.well-known/oauth-authorization-server',
+  '/.well-known/openid-configuration',
 ]
 
 // Metric labels come from this fixed list so that probing random paths cannot grow them.
@@ -52,6 +58,9 @@ const KNOWN_ROUTES = new Set([
   '/introspect',
   '/.well-known/jwks.json',
   '/.well-known/oauth-authorization-server',
+  '/.well-known/openid-configuration',
+  '/userinfo',
+  '/logout',
   '/healthz',
   '/readyz',
 ])
@@ -166,6 +175,9 @@ export function createApp(deps: AppDeps): Koa {
       '/introspect': { POST: introspectRoute(deps) },
       '/.well-known/jwks.json': { GET: jwksRoute() },
       '/.well-known/oauth-authorization-server': { GET: metadataRoute() },
+      '/.well-known/openid-configuration': { GET: openIdConfigurationRoute() },
+      '/userinfo': { GET: userInfoRoute(deps), POST: userInfoRoute(deps) },
+      '/logout': { GET: logoutRoute(deps), POST: logoutRoute(deps) },
     },
     cors: CORS_PATHS,
   })

@@ -188,6 +188,8 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
         refreshTokens: store.refreshTokens,
         marks: store.marks,
         secrets: store.secrets,
+        sessions: store.sessions,
+        sessionTtlSeconds: Math.round(settings.sessionTtlHours * 3600),
         clientKeys: createClientKeys(logger, clock, options.clientJwks),
         codeTtlSeconds: settings.authorizationCodeTtlSeconds,
         refreshTokenTtlSeconds: Math.round(settings.refreshTokenExpirationHours * 3600),
@@ -206,6 +208,7 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
       trustProxy: settings.trustProxy,
       ready,
       ping,
+      secureCookies: options.mode === 'start',
     })
     const adminApp = createAdminApp({
       registry: metrics.registry,

@@ -9,6 +9,7 @@ import {
 } from '@tessera/keys'
 import type { KeyRing, KeyStore, TokenSigner } from '@tessera/keys'
 import { corsOrigins } from './http/cors.js'
+import { createIdTokenHintVerifier } from './id-token-hint.js'
 import { hasOpenIdClients } from './id-token-keys.js'
 
 /** A tenant ready to serve: its grant context, its key ring and its issuer URL. */
@@ -149,6 +150,7 @@ export async function createTenantRuntimes(
           accessTokenTtlSeconds: options.accessTokenTtlSeconds,
           ...(secret === undefined ? {} : { secret }),
         }),
+        verifyIdTokenHint: createIdTokenHintVerifier(issuer, keyRing),
         users: options.users(tenant),
         accessTokenTtlSeconds: options.accessTokenTtlSeconds,
       },

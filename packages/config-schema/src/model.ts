@@ -84,10 +84,9 @@ export interface Client {
   redirectUris: string[]
   /**
    * Where /logout may send the browser after signing out (`post_logout_redirect_uris`), compared
-   * as exact strings. `parseConfig` always sets it, `[]` when none are listed; it is optional only
-   * so that clients built by hand (tests) need not name it, so read it as `?? []`.
+   * as exact strings; `[]` when none are listed.
    */
-  postLogoutRedirectUris?: string[]
+  postLogoutRedirectUris: string[]
   scopes: string[]
   /** Whose tokens it may introspect; public clients introspect none, whatever this says. */
   introspection: IntrospectionScope

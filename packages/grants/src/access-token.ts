@@ -1,5 +1,7 @@
 import type { TenantContext, TokenResponse } from './context.js'
 import { familyJti } from './internal/jti.js'
+import { hasOpenIdScope } from './openid/claims.js'
+import { issueIdToken } from './openid/id-token.js'
 
 /** Claims Tessera sets itself; a provider's extra claims can never replace them. */
 export const RESERVED_CLAIMS = new Set([
@@ -12,6 +14,11 @@ export const RESERVED_CLAIMS = new Set([
   'jti',
   'client_id',
   'scope',
+  // What marks an ID token, which resource servers refuse as an access token: a provider's
+  // claim of that name must not get an access token refused.
+  'nonce',
+  'at_hash',
+  'azp',
 ])
 
 export interface AccessTokenInput {
@@ -70,22 +77,51 @@ export async function issueAccessToken(
   return { token, expiresIn, jti }
 }
 
+/** The sign-in an OpenID Connect token response speaks of (code and refresh grants). */
+export interface SignIn {
+  /** When the user typed the password (epoch milliseconds). */
+  authTime?: number
+  /** The authorization request's nonce: the code grant's ID token echoes it. */
+  nonce?: string
+  /** The sign-in session. */
+  sid?: string
+}
+
 /**
  * The RFC 6749 §5.1 response every grant returns: a fresh access token for `input`, plus the
- * refresh token when the grant hands one out.
+ * refresh token when the grant hands one out, plus an ID token when the grant speaks of a
+ * `signIn` and the access token's scope holds `openid`.
  */
 export async function issueTokenResponse(
   input: AccessTokenInput,
   refreshToken: string | undefined,
   tenant: TenantContext,
   deps: { clock: () => number; randomId: () => string },
+  signIn?: SignIn,
 ): Promise<TokenResponse> {
   const access = await issueAccessToken(input, tenant, deps)
+  const idToken =
+    signIn === undefined || !hasOpenIdScope(input.scopes)
+      ? undefined
+      : await issueIdToken(
+          {
+            clientId: input.clientId,
+            sub: input.sub,
+            scopes: input.scopes,
+            claims: input.claims ?? {},
+            accessToken: access.token,
+            expiresIn: access.expiresIn,
+            ...signIn,
+          },
+          tenant,
+          deps,
+        )
   return {
     access_token: access.token,
     token_type: 'bearer',
     expires_in: access.expiresIn,
     scope: input.scopes.join(' '),
     ...(refreshToken === undefined ? {} : { refresh_token: refreshToken }),
+    ...(idToken === undefined ? {} : { id_token: idToken }),
   }
 }

@@ -1,5 +1,6 @@
 import type { Client } from '@tessera/config-schema'
 import { issueTokenResponse } from './access-token.js'
+import type { SignIn } from './access-token.js'
 import type { GrantDeps, TenantContext, TokenResponse } from './context.js'
 import { randomToken, sha256Hex } from './crypto.js'
 import { OAuthError } from './errors.js'
@@ -67,6 +68,8 @@ export async function authorizationCodeGrant(
     scope: record.scope,
     claims: record.claims,
     codeHash,
+    ...(record.sid === undefined ? {} : { sid: record.sid }),
+    ...(record.authTime === undefined ? {} : { authTime: record.authTime }),
     createdAt: now,
     expiresAt: now + lifetimeSeconds * 1000,
   }
@@ -83,7 +86,18 @@ export async function authorizationCodeGrant(
     refreshToken,
     tenant,
     deps,
+    signInOf(record),
   )
+}
+
+/** What the ID token of a code says of the sign-in (used only when the scope holds `openid`). */
+function signInOf(record: AuthorizationCodeRecord): SignIn {
+  return {
+    // A code stored before sign-ins recorded their time was made right after the login.
+    authTime: record.authTime ?? record.createdAt,
+    ...(record.nonce === undefined ? {} : { nonce: record.nonce }),
+    ...(record.sid === undefined ? {} : { sid: record.sid }),
+  }
 }
 
 /**

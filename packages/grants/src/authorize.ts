@@ -6,9 +6,28 @@ import { OAuthError } from './errors.js'
 import type { OAuthErrorCode } from './errors.js'
 import { loginSealKey, openLogin, sealLogin } from './internal/login-seal.js'
 import { isRegisteredRedirectUri } from './internal/redirect-uri.js'
+import { hasOpenIdScope } from './openid/claims.js'
+import { findSession, startSession } from './openid/session.js'
+import type { SessionCookie } from './openid/session.js'
 import { isS256Challenge } from './pkce.js'
+import type { AuthenticatedUser } from './ports.js'
 import { narrowScope } from './scope.js'
 import { checkPasswordThrottled } from './throttle.js'
+
+/** OpenID Connect Core §3.1.2.1 `prompt` values. */
+export const PROMPT_VALUES = ['none', 'login', 'consent', 'select_account'] as const
+export type Prompt = (typeof PROMPT_VALUES)[number]
+
+/** The OpenID Connect parameters of an authorization request whose scope holds `openid`. */
+export interface OpenIdRequest {
+  /** Echoed byte for byte in the ID token of the code grant. */
+  nonce?: string
+  prompt: readonly Prompt[]
+  /** Seconds: an older sign-in must be repeated. */
+  maxAge?: number
+  /** Pre-fills the username field. */
+  loginHint?: string
+}
 
 /** A validated authorization request, waiting for the user to sign in. */
 export interface AuthorizationRequest {
@@ -19,6 +38,8 @@ export interface AuthorizationRequest {
   /** Granted scopes, space-separated. */
   scope: string
   codeChallenge?: string
+  /** Present exactly when `scope` holds `openid`: an OpenID Connect authentication request. */
+  openid?: OpenIdRequest
 }
 
 /** What the authorization endpoint does with a request. */
@@ -30,10 +51,17 @@ export type AuthorizeOutcome =
   /** Show the login form for this request. */
   | { kind: 'login'; request: AuthorizationRequest }
 
+/** What an OpenID Connect request becomes once the browser's session is known. */
+export type SessionOutcome =
+  /** A code from the session, or `login_required` for `prompt=none`. */
+  | { kind: 'redirect'; location: string; clearSession: boolean }
+  | { kind: 'login'; request: AuthorizationRequest; clearSession: boolean }
+
 /** What the login form's submission leads to. */
 export type LoginOutcome =
   | { kind: 'error-page'; description: string }
-  | { kind: 'redirect'; location: string }
+  /** `session`: the cookie of the session this login started (OpenID Connect requests only). */
+  | { kind: 'redirect'; location: string; session?: SessionCookie }
   /** Show the form again (with a new seal) and this message. */
   | { kind: 'retry'; request: AuthorizationRequest; message: string; retryAfterSeconds?: number }
 
@@ -71,9 +99,72 @@ function errorRedirect(
  */
 export const MAX_STATE_LENGTH = 1024
 
-function codePoints(value: string): number {
+/** The longest `nonce` accepted, in characters: like `state`, it travels in the sealed form. */
+export const MAX_NONCE_LENGTH = 1024
+
+/** The longest `login_hint` used; a longer one is ignored (it only pre-fills a field). */
+export const MAX_LOGIN_HINT_LENGTH = 256
+
+function codePoints(value: string, limit = MAX_STATE_LENGTH): number {
   // Only a string longer in UTF-16 units than the limit can be longer in characters.
-  return value.length <= MAX_STATE_LENGTH ? value.length : Array.from(value).length
+  return value.length <= limit ? value.length : Array.from(value).length
+}
+
+/**
+ * The OpenID Connect parameters (Core §3.1.2.1), or the error to redirect with. Parameters this
+ * server does not implement (`display`, `ui_locales`, `acr_values`, `id_token_hint`, `claims`)
+ * are ignored, as §3.1.2.1 allows; `request` and `request_uri` are refused (§6).
+ */
+function parseOpenIdRequest(
+  params: ReadonlyMap<string, string>,
+): OpenIdRequest | { error: OAuthErrorCode; description: string } {
+  if (params.has('request')) {
+    return { error: 'request_not_supported', description: 'request objects are not supported' }
+  }
+  if (params.has('request_uri')) {
+    return {
+      error: 'request_uri_not_supported',
+      description: 'request_uri is not supported',
+    }
+  }
+  const nonce = params.get('nonce')
+  if (nonce !== undefined && codePoints(nonce, MAX_NONCE_LENGTH) > MAX_NONCE_LENGTH) {
+    return {
+      error: 'invalid_request',
+      description: `nonce must be at most ${MAX_NONCE_LENGTH} characters`,
+    }
+  }
+  const prompt: Prompt[] = []
+  for (const value of (params.get('prompt') ?? '').split(' ')) {
+    if (value === '' || prompt.includes(value as Prompt)) continue
+    if (!(PROMPT_VALUES as readonly string[]).includes(value)) {
+      return { error: 'invalid_request', description: `unsupported prompt value: ${value}` }
+    }
+    prompt.push(value as Prompt)
+  }
+  if (prompt.includes('none') && prompt.length > 1) {
+    return { error: 'invalid_request', description: 'prompt=none cannot be combined with others' }
+  }
+  if (prompt.includes('none') && nonce === undefined) {
+    return { error: 'invalid_request', description: 'nonce is required with prompt=none' }
+  }
+  const maxAgeText = params.get('max_age')
+  if (maxAgeText !== undefined && !/^\d{1,10}$/.test(maxAgeText)) {
+    return {
+      error: 'invalid_request',
+      description: 'max_age must be a non-negative whole number of seconds',
+    }
+  }
+  const loginHint = params.get('login_hint')
+  return {
+    prompt,
+    ...(nonce === undefined ? {} : { nonce }),
+    ...(maxAgeText === undefined ? {} : { maxAge: Number(maxAgeText) }),
+    ...(loginHint === undefined ||
+    codePoints(loginHint, MAX_LOGIN_HINT_LENGTH) > MAX_LOGIN_HINT_LENGTH
+      ? {}
+      : { loginHint }),
+  }
 }
 
 /**
@@ -141,6 +232,12 @@ export function parseAuthorizationRequest(
     if (error instanceof OAuthError) return fail(error.code, error.description)
     throw error
   }
+  let openid: OpenIdRequest | undefined
+  if (hasOpenIdScope(scope)) {
+    const parsed = parseOpenIdRequest(params)
+    if ('error' in parsed) return fail(parsed.error, parsed.description)
+    openid = parsed
+  }
   const challenge = params.get('code_challenge')
   const method = params.get('code_challenge_method')
   if (challenge === undefined) {
@@ -165,8 +262,94 @@ export function parseAuthorizationRequest(
       scope,
       ...(state === undefined ? {} : { state }),
       ...(challenge === undefined ? {} : { codeChallenge: challenge }),
+      ...(openid === undefined ? {} : { openid }),
     },
   }
+}
+
+/** The browser's side of an OpenID Connect request: its session cookie and address. */
+export interface BrowserSession {
+  /** The session cookie's value, if the browser sent one. */
+  cookie: string | undefined
+  address: string
+}
+
+/**
+ * Single sign-on for an OpenID Connect request (OpenID Connect Core §3.1.2.3): with a live
+ * session that `prompt=login` and `max_age` do not rule out, a code at once, without the form;
+ * otherwise the form, or `login_required` for `prompt=none`. A request without `openid` goes to
+ * the form as before, and its cookie is never read.
+ */
+export async function resumeSession(
+  request: AuthorizationRequest,
+  browser: BrowserSession,
+  tenant: TenantContext,
+  deps: GrantDeps,
+): Promise<SessionOutcome> {
+  const { openid } = request
+  if (openid === undefined) return { kind: 'login', request, clearSession: false }
+  const forceLogin = openid.prompt.includes('login') || openid.maxAge === 0
+  const found = forceLogin
+    ? { clear: false }
+    : await findSession(browser.cookie, browser.address, tenant, deps)
+  const now = deps.clock()
+  const { session } = found
+  if (
+    session !== undefined &&
+    (openid.maxAge === undefined || now - session.authTime <= openid.maxAge * 1000)
+  ) {
+    const location = await issueCode(
+      request,
+      { sub: session.sub, claims: session.claims },
+      { authTime: session.authTime, sid: session.sid },
+      tenant,
+      deps,
+    )
+    return { kind: 'redirect', location, clearSession: false }
+  }
+  if (openid.prompt.includes('none')) {
+    const error = errorRedirect(
+      request.redirectUri,
+      request.state,
+      tenant.issuer,
+      'login_required',
+      'the user is not signed in',
+    )
+    if (error.kind !== 'redirect') throw new Error('unreachable: errorRedirect redirects')
+    return { kind: 'redirect', location: error.location, clearSession: found.clear }
+  }
+  return { kind: 'login', request, clearSession: found.clear }
+}
+
+/**
+ * Stores a code for `user` and answers the redirect that hands it over, with `state` and `iss`
+ * (RFC 9207).
+ */
+async function issueCode(
+  request: AuthorizationRequest,
+  user: AuthenticatedUser,
+  signIn: { authTime: number; sid: string } | undefined,
+  tenant: TenantContext,
+  deps: GrantDeps,
+): Promise<string> {
+  const now = deps.clock()
+  const code = randomToken()
+  const nonce = request.openid?.nonce
+  await deps.codes.saveCode({
+    codeHash: sha256Hex(code),
+    tenant: tenant.name,
+    clientId: request.client.clientId,
+    redirectUri: request.redirectUri,
+    scope: request.scope,
+    sub: user.sub,
+    claims: user.claims ?? {},
+    createdAt: now,
+    expiresAt: now + deps.codeTtlSeconds * 1000,
+    ...(request.codeChallenge === undefined ? {} : { codeChallenge: request.codeChallenge }),
+    ...(signIn === undefined ? {} : { sid: signIn.sid, authTime: signIn.authTime }),
+    ...(nonce === undefined ? {} : { nonce }),
+  })
+  return redirectTo(request.redirectUri, { code, state: request.state, iss: tenant.issuer })
 }
 
 /** A login form ready to render: the sealed request goes into the form, the binding into a cookie. */
@@ -206,6 +389,7 @@ export async function beginLogin(
       scope: request.scope,
       ...(request.state === undefined ? {} : { state: request.state }),
       ...(request.codeChallenge === undefined ? {} : { codeChallenge: request.codeChallenge }),
+      ...(request.openid?.nonce === undefined ? {} : { nonce: request.openid.nonce }),
       bindingHash: bindingHash(bindingValue),
       expiresAt,
     },
@@ -240,6 +424,8 @@ export interface LoginSubmission {
   password: string | undefined
   /** The browser-binding cookie, if the browser sent it. */
   bindingValue: string | undefined
+  /** The session cookie, if the browser sent one (OpenID Connect requests only read it). */
+  sessionValue?: string | undefined
   address: string
 }
 
@@ -294,6 +480,10 @@ export async function completeLogin(
     scope: sealed.scope,
     ...(sealed.state === undefined ? {} : { state: sealed.state }),
     ...(sealed.codeChallenge === undefined ? {} : { codeChallenge: sealed.codeChallenge }),
+    // The form already answered prompt and max_age: a sign-in is what they asked for.
+    ...(hasOpenIdScope(sealed.scope)
+      ? { openid: { prompt: [], ...(sealed.nonce === undefined ? {} : { nonce: sealed.nonce }) } }
+      : {}),
   }
   if (form.username === undefined || form.password === undefined) {
     return { kind: 'retry', request, message: 'Enter your username and password.' }
@@ -327,21 +517,16 @@ export async function completeLogin(
   // The same message whether or not the user exists, so the form reveals no usernames.
   if (user === null) return { kind: 'retry', request, message: WRONG_CREDENTIALS }
 
-  const code = randomToken()
-  await deps.codes.saveCode({
-    codeHash: sha256Hex(code),
-    tenant: tenant.name,
-    clientId: client.clientId,
-    redirectUri: request.redirectUri,
-    scope: request.scope,
-    sub: user.sub,
-    claims: user.claims ?? {},
-    createdAt: now,
-    expiresAt: now + deps.codeTtlSeconds * 1000,
-    ...(request.codeChallenge === undefined ? {} : { codeChallenge: request.codeChallenge }),
-  })
-  return {
-    kind: 'redirect',
-    location: redirectTo(request.redirectUri, { code, state: request.state, iss: tenant.issuer }),
+  if (request.openid === undefined) {
+    return { kind: 'redirect', location: await issueCode(request, user, undefined, tenant, deps) }
   }
+  const started = await startSession(user, form.sessionValue, tenant, deps)
+  const location = await issueCode(
+    request,
+    user,
+    { authTime: started.session.authTime, sid: started.session.sid },
+    tenant,
+    deps,
+  )
+  return { kind: 'redirect', location, session: started.cookie }
 }

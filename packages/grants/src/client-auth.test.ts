@@ -9,6 +9,7 @@ const confidential: Client = {
   clientSecret: 's3cr3t: with spaces+plus',
   grantTypes: ['password'],
   redirectUris: [],
+  postLogoutRedirectUris: [],
   scopes: [],
   introspection: 'own',
 }
@@ -16,6 +17,7 @@ const publicClient: Client = {
   clientId: '11111111-2222-4333-8444-555555555555',
   grantTypes: ['authorization_code'],
   redirectUris: ['http://localhost/cb'],
+  postLogoutRedirectUris: [],
   scopes: [],
   introspection: 'own',
 }
@@ -23,6 +25,7 @@ const keyClient: Client = {
   clientId: '33333333-2222-4333-8444-555555555555',
   grantTypes: ['password'],
   redirectUris: [],
+  postLogoutRedirectUris: [],
   scopes: [],
   introspection: 'own',
   tokenEndpointAuthMethod: 'private_key_jwt',

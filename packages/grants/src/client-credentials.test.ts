@@ -16,6 +16,7 @@ const service: Client = {
   clientSecret: 'service-secret',
   grantTypes: ['client_credentials'],
   redirectUris: [],
+  postLogoutRedirectUris: [],
   scopes: ['orders:read', 'orders:write'],
   introspection: 'own',
 }
@@ -68,10 +69,12 @@ const deps: GrantDeps = {
   refreshTokens: untouched,
   marks: untouched,
   secrets: untouched,
+  sessions: untouched,
   clientKeys: untouched,
   codeTtlSeconds: 60,
   refreshTokenTtlSeconds: 3600,
   loginTtlSeconds: 600,
+  sessionTtlSeconds: 3600,
   clock: () => 1_700_000_000_000,
   randomId: () => `id-${++ids}`,
 }

@@ -7,6 +7,7 @@ import type {
   MarkStore,
   RefreshTokenStore,
   SecretStore,
+  SessionStore,
   ThrottleStore,
   UserAuthenticator,
 } from './ports.js'
@@ -27,6 +28,11 @@ export interface TenantContext {
    * OpenID Connect clients.
    */
   idTokenSigner?: TokenSigner
+  /**
+   * Verifies an `id_token_hint` (RP-Initiated Logout): an RS256 signature by a key the tenant
+   * publishes and its `iss`, but not its `exp` (a hint may have expired); undefined otherwise.
+   */
+  verifyIdTokenHint?: (token: string) => Promise<JWTPayload | undefined>
   /**
    * Verifies an access token of this tenant (signature by any key it still publishes or its
    * HS256 secret, `iss`, `exp`); undefined when it does not verify. Used by introspection.
@@ -57,6 +63,10 @@ export interface GrantDeps {
   marks: MarkStore
   /** Server-wide secrets, the same for every replica. */
   secrets: SecretStore
+  /** OpenID Connect single sign-on sessions. */
+  sessions: SessionStore
+  /** SESSION_TTL_HOURS, in seconds: the absolute life of a sign-in session. */
+  sessionTtlSeconds: number
   /** The public keys of private_key_jwt clients. */
   clientKeys: ClientKeys
   /** AUTHORIZATION_CODE_TTL_SECONDS */
@@ -77,4 +87,6 @@ export interface TokenResponse {
   expires_in: number
   scope: string
   refresh_token?: string
+  /** OpenID Connect: for code and refresh grants of a sign-in with `openid`. */
+  id_token?: string
 }

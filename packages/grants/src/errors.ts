@@ -1,7 +1,9 @@
 /**
  * RFC 6749 §5.2 error codes; the authorization endpoint's (§4.1.2.1: `access_denied`,
  * `unsupported_response_type`, `temporarily_unavailable`, the last also used for brute-force
- * throttling); RFC 7009's `unsupported_token_type`; and `server_error`.
+ * throttling); RFC 7009's `unsupported_token_type`; `server_error`; OpenID Connect Core
+ * §3.1.2.6's `login_required`, `request_not_supported` and `request_uri_not_supported`; and
+ * RFC 6750 §3.1's `invalid_token` and `insufficient_scope` (UserInfo).
  */
 export const OAUTH_ERROR_CODES = [
   'invalid_request',
@@ -15,6 +17,11 @@ export const OAUTH_ERROR_CODES = [
   'unsupported_token_type',
   'temporarily_unavailable',
   'server_error',
+  'login_required',
+  'request_not_supported',
+  'request_uri_not_supported',
+  'invalid_token',
+  'insufficient_scope',
 ] as const
 
 export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number]

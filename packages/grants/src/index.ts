@@ -38,17 +38,40 @@ export { authorizationCodeGrant } from './authorization-code.js'
 export { refreshTokenGrant } from './refresh-token.js'
 export {
   parseAuthorizationRequest,
+  resumeSession,
   beginLogin,
   completeLogin,
   MAX_STATE_LENGTH,
+  MAX_NONCE_LENGTH,
+  MAX_LOGIN_HINT_LENGTH,
+  PROMPT_VALUES,
 } from './authorize.js'
 export type {
   AuthorizationRequest,
   AuthorizeOutcome,
+  BrowserSession,
   LoginForm,
   LoginOutcome,
   LoginSubmission,
+  OpenIdRequest,
+  Prompt,
+  SessionOutcome,
 } from './authorize.js'
+export type { SignIn } from './access-token.js'
+export {
+  EMAIL_CLAIMS,
+  hasOpenIdScope,
+  ID_TOKEN_CLAIMS,
+  PROFILE_CLAIMS,
+  releasedClaims,
+} from './openid/claims.js'
+export { accessTokenHash, issueIdToken } from './openid/id-token.js'
+export type { IdTokenInput } from './openid/id-token.js'
+export { isLiveSession } from './openid/session.js'
+export type { SessionCookie } from './openid/session.js'
+export { ID_TOKEN_MARKERS, userInfo } from './openid/userinfo.js'
+export { logout } from './openid/logout.js'
+export type { LogoutOutcome } from './openid/logout.js'
 export { revokeToken } from './revocation.js'
 export { introspectToken } from './introspection.js'
 export type { IntrospectionResponse } from './introspection.js'

@@ -20,6 +20,7 @@ function client(clientId: string, fields: Partial<Client> = {}): Client {
     clientSecret: 'secret',
     grantTypes: ['authorization_code', 'refresh_token'],
     redirectUris: ['https://app.test/cb'],
+    postLogoutRedirectUris: [],
     scopes: ['a'],
     introspection: 'own',
     ...fields,

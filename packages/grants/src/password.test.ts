@@ -14,6 +14,7 @@ const client: Client = {
   clientSecret: 'secret',
   grantTypes: ['password'],
   redirectUris: [],
+  postLogoutRedirectUris: [],
   scopes: ['a', 'b'],
   introspection: 'own',
 }
@@ -62,10 +63,12 @@ function deps(now = { t: 1_700_000_000_000 }): GrantDeps {
     refreshTokens: untouched,
     marks: untouched,
     secrets: untouched,
+    sessions: untouched,
     clientKeys: untouched,
     codeTtlSeconds: 60,
     refreshTokenTtlSeconds: 3600,
     loginTtlSeconds: 600,
+    sessionTtlSeconds: 3600,
     clock: () => now.t,
     randomId: () => 'jti-1',
   }

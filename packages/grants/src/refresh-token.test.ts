@@ -16,6 +16,7 @@ const client: Client = {
   clientSecret: 'secret',
   grantTypes: ['refresh_token'],
   redirectUris: [],
+  postLogoutRedirectUris: [],
   scopes: ['a', 'b'],
   introspection: 'own',
 }

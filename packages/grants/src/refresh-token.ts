@@ -5,6 +5,7 @@ import { randomToken, sha256Hex } from './crypto.js'
 import { OAuthError } from './errors.js'
 import type { RotateResult } from './ports.js'
 import type { TokenParams } from './request.js'
+import { hasOpenIdScope } from './openid/claims.js'
 import { narrowScope } from './scope.js'
 
 /**
@@ -73,6 +74,14 @@ export async function refreshTokenGrant(
     next,
     tenant,
     deps,
+    // OpenID Connect Core §12.2: the same sign-in (auth_time, sid), a new iat; no nonce, which
+    // belongs to the authorization request alone.
+    hasOpenIdScope(family.scope)
+      ? {
+          authTime: family.authTime ?? family.createdAt,
+          ...(family.sid === undefined ? {} : { sid: family.sid }),
+        }
+      : undefined,
   )
 }
 

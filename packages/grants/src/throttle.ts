@@ -18,6 +18,11 @@ function throttled(resetAt: number, now: number): OAuthError {
   })
 }
 
+/** The throttle key of a client address: failed passwords and unknown session cookies count on it. */
+export function addressThrottleKey(address: string): string {
+  return `addr:${sha256Hex(address)}`
+}
+
 /**
  * Checks a username and password through the tenant's providers, throttled per tenant+username
  * and per client address. The attempt is counted before the provider is asked (reserve, then
@@ -41,7 +46,7 @@ export async function checkPasswordThrottled(
   // Hashed: a key is a bounded string whatever the client sent (a 10 kB username, an address
   // from a forged header), fit for any store's index, and the table holds no usernames.
   const userKey = `user:${sha256Hex(`${attempt.tenant}\n${attempt.username.normalize('NFC').toLowerCase()}`)}`
-  const addressKey = `addr:${sha256Hex(attempt.address)}`
+  const addressKey = addressThrottleKey(attempt.address)
 
   // Both keys or neither, in one store call: a user refused for the address's sake keeps no
   // attempt, not even for a moment. The user first, so that a locked user is the one reported.

@@ -13,6 +13,7 @@ function client(fields: Partial<Client>): Client {
     clientId: '7c6f2d0e-1b7a-4f7e-9d55-5d0a7f3e2b11',
     grantTypes: ['authorization_code'],
     redirectUris: [],
+    postLogoutRedirectUris: [],
     scopes: [],
     introspection: 'own',
     ...fields,
@@ -36,10 +37,12 @@ describe('corsOrigins', () => {
       tenant([
         client({
           redirectUris: ['https://App.Acme.TEST:443/cb?x=1', 'http://localhost:8081/callback'],
+          postLogoutRedirectUris: [],
           allowedOrigins: ['https://admin.acme.test'],
         }),
         client({
           redirectUris: ['https://xn--bcher-kva.test/cb', 'https://bücher.test/cb'],
+          postLogoutRedirectUris: [],
           allowedOrigins: ['https://admin.acme.test', 'http://[::1]:5173'],
         }),
       ]),

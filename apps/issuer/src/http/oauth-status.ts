@@ -19,4 +19,9 @@ export const OAUTH_STATUS: Readonly<Record<OAuthErrorCode, number>> = {
   unsupported_token_type: 400,
   temporarily_unavailable: 429,
   server_error: 500,
+  login_required: 400,
+  request_not_supported: 400,
+  request_uri_not_supported: 400,
+  invalid_token: 401,
+  insufficient_scope: 403,
 }

@@ -3,8 +3,9 @@ import {
   completeLogin,
   parseAuthorizationRequest,
   ProviderFailureError,
+  resumeSession,
 } from '@tessera/grants'
-import type { AuthorizationRequest, GrantDeps, LoginOutcome } from '@tessera/grants'
+import type { AuthorizationRequest, GrantDeps, LoginOutcome, SessionCookie } from '@tessera/grants'
 import type { Context, Middleware } from 'koa'
 import type { Logger } from 'pino'
 import { readTextBody } from '../http/body.js'
@@ -16,10 +17,47 @@ import { renderErrorPage, renderLoginPage, renderUnavailablePage } from '../view
 /** The cookie that binds a login form to the browser it was shown to. */
 const BINDING_COOKIE = 'tessera_login'
 
+/** The OpenID Connect single sign-on session's cookie (host-only: one per tenant host). */
+export const SESSION_COOKIE = 'tessera_session'
+
 export interface AuthorizeRouteDeps {
   grants: GrantDeps
   maxBodyBytes: number
   logger: Logger
+  /**
+   * `start`: the session cookie is always `Secure`, also behind a proxy that terminates TLS
+   * without TRUST_PROXY telling the issuer so; `dev`: only on an https request.
+   */
+  secureCookies: boolean
+}
+
+/**
+ * Sets the session cookie to `cookie`, or clears it (undefined). Path `/`: /authorize and
+ * /logout read it. HttpOnly (no script ever needs it) and SameSite=Lax: sent on the top-level
+ * navigations that an authorization request and a logout are, never on a cross-site POST or
+ * subresource.
+ */
+export function setSessionCookie(
+  ctx: Context,
+  cookie: SessionCookie | undefined,
+  deps: Pick<AuthorizeRouteDeps, 'secureCookies' | 'grants'>,
+): void {
+  // Written here rather than with ctx.cookies, which sends Expires alone: Max-Age does not
+  // depend on the browser's clock agreeing with ours (RFC 6265 §5.3 prefers it), and Expires
+  // stays for the rare client that knows nothing else. The value is base64url, the name fixed.
+  const now = deps.grants.clock()
+  const seconds =
+    cookie === undefined ? 0 : Math.max(1, Math.floor((cookie.expiresAt - now) / 1000))
+  const attributes = [
+    `${SESSION_COOKIE}=${cookie?.value ?? ''}`,
+    'Path=/',
+    `Max-Age=${seconds}`,
+    `Expires=${new Date(cookie === undefined ? 0 : now + seconds * 1000).toUTCString()}`,
+    'SameSite=Lax',
+    ...(deps.secureCookies || ctx.secure ? ['Secure'] : []),
+    'HttpOnly',
+  ]
+  ctx.append('Set-Cookie', attributes.join('; '))
 }
 
 // CSP3 scheme-source and host-source grammar (no path): what a source may be made of, so that
@@ -47,7 +85,7 @@ function formActionSource(redirectUri: string): string | undefined {
  * Headers of every page this endpoint renders: no caching, no framing (clickjacking), no script
  * at all, and forms that may only post here and then be redirected to the client.
  */
-function setPageHeaders(ctx: Context, redirectUri?: string): void {
+export function setPageHeaders(ctx: Context, redirectUri?: string): void {
   const formAction = ["'self'"]
   // Chromium applies form-action to the redirect that follows the form's POST.
   const target = redirectUri === undefined ? undefined : formActionSource(redirectUri)
@@ -104,6 +142,8 @@ async function showLogin(
   status: number,
   extra: { message?: string; username?: string; retryAfterSeconds?: number } = {},
 ): Promise<void> {
+  const hint = request.openid?.loginHint
+  if (extra.username === undefined && hint !== undefined) extra = { ...extra, username: hint }
   const { tenant } = ctx.state
   const form = await beginLogin(request, tenant.context, deps.grants)
   // A fresh value with every form: whatever cookie the browser sent is replaced, never adopted.
@@ -125,27 +165,40 @@ async function showLogin(
   })
 }
 
+function redirect(ctx: Context, location: string): void {
+  ctx.set('Cache-Control', 'no-store')
+  ctx.status = 303
+  ctx.redirect(location)
+}
+
 /**
- * GET /authorize: validates the request and shows the login page.
+ * GET /authorize: validates the request and shows the login page; an OpenID Connect request
+ * with a live single sign-on session gets its code at once (see `resumeSession`).
  *
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.1.1
+ * @see https://openid.net/specs/openid-connect-core-1_0.html#AuthRequest
  */
 export function authorizeRoute(deps: AuthorizeRouteDeps): Middleware<TenantState> {
   return async (ctx) => {
-    const outcome = parseAuthorizationRequest(
-      new URLSearchParams(ctx.querystring),
-      ctx.state.tenant.context,
-    )
+    const { context } = ctx.state.tenant
+    const outcome = parseAuthorizationRequest(new URLSearchParams(ctx.querystring), context)
     switch (outcome.kind) {
       case 'error-page':
         return errorPage(ctx, outcome.description)
       case 'redirect':
-        ctx.set('Cache-Control', 'no-store')
-        ctx.status = 303
-        ctx.redirect(outcome.location)
-        return
-      case 'login':
-        return showLogin(ctx, outcome.request, deps, 200)
+        return redirect(ctx, outcome.location)
+      case 'login': {
+        if (outcome.request.openid === undefined) return showLogin(ctx, outcome.request, deps, 200)
+        const resumed = await resumeSession(
+          outcome.request,
+          { cookie: ctx.cookies.get(SESSION_COOKIE), address: ctx.ip },
+          context,
+          deps.grants,
+        )
+        if (resumed.clearSession) setSessionCookie(ctx, undefined, deps)
+        if (resumed.kind === 'redirect') return redirect(ctx, resumed.location)
+        return showLogin(ctx, resumed.request, deps, 200)
+      }
     }
   }
 }
@@ -174,6 +227,7 @@ export function loginRoute(deps: AuthorizeRouteDeps): Middleware<TenantState> {
           username,
           password: fields.get('password'),
           bindingValue: ctx.cookies.get(BINDING_COOKIE),
+          sessionValue: ctx.cookies.get(SESSION_COOKIE),
           address: ctx.ip,
         },
         ctx.state.tenant.context,
@@ -189,10 +243,8 @@ export function loginRoute(deps: AuthorizeRouteDeps): Middleware<TenantState> {
       case 'error-page':
         return errorPage(ctx, outcome.description)
       case 'redirect':
-        ctx.set('Cache-Control', 'no-store')
-        ctx.status = 303
-        ctx.redirect(outcome.location)
-        return
+        if (outcome.session !== undefined) setSessionCookie(ctx, outcome.session, deps)
+        return redirect(ctx, outcome.location)
       case 'retry':
         return showLogin(
           ctx,

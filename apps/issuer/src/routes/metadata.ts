@@ -1,4 +1,5 @@
 import { CLIENT_ASSERTION_ALGORITHMS } from '@tessera/config-schema'
+import { EMAIL_CLAIMS, ID_TOKEN_CLAIMS, PROFILE_CLAIMS, PROMPT_VALUES } from '@tessera/grants'
 import type { Middleware } from 'koa'
 import type { TenantState } from '../http/tenant.js'
 import type { TenantRuntime } from '../tenants.js'
@@ -22,6 +23,8 @@ export function authorizationServerMetadata(runtime: TenantRuntime): Record<stri
     jwks_uri: `${issuer}/.well-known/jwks.json`,
     revocation_endpoint: `${issuer}/revoke`,
     introspection_endpoint: `${issuer}/introspect`,
+    userinfo_endpoint: `${issuer}/userinfo`,
+    end_session_endpoint: `${issuer}/logout`,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: [
@@ -47,10 +50,40 @@ export function authorizationServerMetadata(runtime: TenantRuntime): Record<stri
   }
 }
 
+/**
+ * The OpenID Provider metadata of one tenant: the RFC 8414 document plus what OpenID Connect
+ * Discovery 1.0 §3 adds. `openid` is always listed (§3: the server must support it).
+ *
+ * @see https://openid.net/specs/openid-connect-discovery-1_0.html#ProviderMetadata
+ */
+export function openIdConfiguration(runtime: TenantRuntime): Record<string, unknown> {
+  const metadata = authorizationServerMetadata(runtime)
+  const scopes = new Set(metadata.scopes_supported as string[]).add('openid')
+  return {
+    ...metadata,
+    scopes_supported: [...scopes].sort(),
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: ['RS256'],
+    claims_supported: [...ID_TOKEN_CLAIMS, ...PROFILE_CLAIMS, ...EMAIL_CLAIMS],
+    prompt_values_supported: [...PROMPT_VALUES],
+    claims_parameter_supported: false,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+  }
+}
+
 /** GET /.well-known/oauth-authorization-server */
 export function metadataRoute(): Middleware<TenantState> {
   return (ctx) => {
     ctx.set('Cache-Control', 'public, max-age=300')
     ctx.body = authorizationServerMetadata(ctx.state.tenant)
+  }
+}
+
+/** GET /.well-known/openid-configuration */
+export function openIdConfigurationRoute(): Middleware<TenantState> {
+  return (ctx) => {
+    ctx.set('Cache-Control', 'public, max-age=300')
+    ctx.body = openIdConfiguration(ctx.state.tenant)
   }
 }

@@ -48,3 +48,22 @@ export function renderUnavailablePage(): string {
 <p class="context">Wait a moment, then return to the application you came from and sign in again.</p>`,
   )
 }
+
+/** The page after a logout that asked for no redirect. */
+export function renderSignedOutPage(tenantName: string): string {
+  return page(
+    'Signed out',
+    html`<h1>You are signed out</h1>
+<p class="context">Your sign-in at <strong>${tenantName}</strong> has ended on this browser, and the applications it signed you in to can no longer refresh their access.</p>`,
+  )
+}
+
+/** A logout request that cannot be honoured: nothing was changed. */
+export function renderLogoutErrorPage(description: string): string {
+  return page(
+    'Sign-out error',
+    html`<h1>Cannot sign out</h1>
+<p class="alert" role="alert">${description}</p>
+<p class="context">Nothing was changed. Return to the application you came from.</p>`,
+  )
+}

@@ -47,6 +47,8 @@ describe('GET /.well-known/jwks.json and metadata', () => {
         jwks_uri: `${HS.issuer}/.well-known/jwks.json`,
         revocation_endpoint: `${HS.issuer}/revoke`,
         introspection_endpoint: `${HS.issuer}/introspect`,
+        userinfo_endpoint: `${HS.issuer}/userinfo`,
+        end_session_endpoint: `${HS.issuer}/logout`,
         response_types_supported: ['code'],
         response_modes_supported: ['query'],
         grant_types_supported: [

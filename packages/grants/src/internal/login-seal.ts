@@ -21,6 +21,8 @@ export interface SealedLogin {
   scope: string
   state?: string
   codeChallenge?: string
+  /** OpenID Connect: the request's nonce. */
+  nonce?: string
   /** base64url SHA-256 of the binding cookie's value. */
   bindingHash: string
   /** Epoch milliseconds, a whole second. */
@@ -37,6 +39,7 @@ const ClaimsSchema = z.object({
   scp: z.string(),
   st: z.string().optional(),
   cc: z.string().optional(),
+  nc: z.string().optional(),
   bnd: z.string(),
 })
 
@@ -78,6 +81,7 @@ export function sealLogin(login: SealedLogin, key: Uint8Array): Promise<string> 
     scp: login.scope,
     ...(login.state === undefined ? {} : { st: login.state }),
     ...(login.codeChallenge === undefined ? {} : { cc: login.codeChallenge }),
+    ...(login.nonce === undefined ? {} : { nc: login.nonce }),
     bnd: login.bindingHash,
   })
     .setProtectedHeader({ alg: 'dir', enc: 'A256GCM' })
@@ -111,7 +115,7 @@ export async function openLogin(
   }
   const claims = ClaimsSchema.safeParse(payload)
   if (!claims.success || claims.data.tnt !== tenant) return undefined
-  const { jti, exp, tnt, cid, ruri, scp, st, cc, bnd } = claims.data
+  const { jti, exp, tnt, cid, ruri, scp, st, cc, nc, bnd } = claims.data
   return {
     id: jti,
     tenant: tnt,
@@ -120,6 +124,7 @@ export async function openLogin(
     scope: scp,
     ...(st === undefined ? {} : { state: st }),
     ...(cc === undefined ? {} : { codeChallenge: cc }),
+    ...(nc === undefined ? {} : { nonce: nc }),
     bindingHash: bnd,
     expiresAt: exp * 1000,
   }
