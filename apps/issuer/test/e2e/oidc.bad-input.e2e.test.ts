@@ -1,7 +1,9 @@
-import { describe, expect, it } from 'vitest'
+import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { postForm, send } from '../support/http.js'
 import type { HttpResponse } from '../support/http.js'
-import { useIssuer } from '../support/issuer.js'
+import { FIXTURES, startIssuer, tempDir, useIssuer } from '../support/issuer.js'
 import type { RunningIssuer } from '../support/issuer.js'
 import { pkce } from '../support/oauth.js'
 import {
@@ -291,5 +293,64 @@ describe('OpenID Connect: bad input gets a clear error and changes nothing', () 
       expect(setCookie(login, 'tessera_session')).toBeUndefined()
       return redirectOf(login).searchParams.get('code')!
     }
+  })
+})
+
+describe('guessed session cookies are throttled like passwords', () => {
+  let issuer: RunningIssuer
+  let tmp: ReturnType<typeof tempDir>
+
+  beforeAll(async () => {
+    tmp = tempDir()
+    issuer = await startIssuer({
+      databaseUrl: `sqlite:${tmp.dir}/tessera.db`,
+      config: join(FIXTURES, 'oidc'),
+      vars: { PASSWORD_MAX_FAILURES_PER_ADDRESS: '3' },
+    })
+  })
+  afterAll(async () => {
+    await issuer.close()
+    tmp.remove()
+  })
+
+  it('clears each unknown cookie and counts it for the address; past the limit no cookie counts', async () => {
+    const { jar } = await signInOpenId(issuer.url, T, T.a, { params: { nonce: 'n' } })
+    await expect(silentAuthorize(issuer.url, T, T.a, jar)).resolves.toMatchObject({ error: null })
+
+    for (let i = 0; i < 3; i++) {
+      const guess = new CookieJar()
+      guess.set('tessera_session', randomBytes(32).toString('base64url'))
+      const res = await visit(
+        issuer.url,
+        openIdAuthorizeUrl(T, T.a, pkce().challenge, { nonce: 'n' }),
+        guess,
+      )
+      expect(res.status).toBe(200)
+      expect(setCookie(res, 'tessera_session')).toMatch(/max-age=0/i)
+    }
+
+    // The address has used its allowance: even the live session is not looked up...
+    await expect(silentAuthorize(issuer.url, T, T.a, jar)).resolves.toMatchObject({
+      code: null,
+      error: 'login_required',
+    })
+    // ...and the right password is refused as throttled.
+    const url = openIdAuthorizeUrl(T, T.a, pkce().challenge, { nonce: 'n' })
+    const fresh = new CookieJar()
+    const page = await visit(issuer.url, url, fresh)
+    const csrf = /name="csrf_token" value="([^"]+)"/.exec(page.text)![1]!
+    const login = await send(issuer.url, {
+      method: 'POST',
+      path: '/authorize',
+      host: T.host,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: fresh.header()! },
+      body: new URLSearchParams({
+        csrf_token: csrf,
+        username: 'alice',
+        password: 'alice-password',
+      }).toString(),
+    })
+    expect(login.status).toBe(429)
+    expect(login.headers['retry-after']).toBeDefined()
   })
 })
