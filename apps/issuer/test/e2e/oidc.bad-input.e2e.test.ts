@@ -192,6 +192,34 @@ describe('OpenID Connect: bad input gets a clear error and changes nothing', () 
     })
   })
 
+  describe('what is accepted and ignored', () => {
+    it('ignores a login_hint over 256 characters, and prompt=consent or select_account', async () => {
+      const long = await visit(
+        issuer.url,
+        openIdAuthorizeUrl(T, T.a, pkce().challenge, { nonce: 'n', login_hint: 'a'.repeat(257) }),
+        new CookieJar(),
+      )
+      expect(long.status).toBe(200)
+      expect(long.text).not.toContain('a'.repeat(257))
+      const hinted = await visit(
+        issuer.url,
+        openIdAuthorizeUrl(T, T.a, pkce().challenge, { nonce: 'n', login_hint: 'a'.repeat(256) }),
+        new CookieJar(),
+      )
+      expect(hinted.text).toContain(`value="${'a'.repeat(256)}"`)
+
+      const { jar } = await signedIn()
+      for (const prompt of ['consent', 'select_account', 'consent select_account']) {
+        const res = await visit(
+          issuer.url,
+          openIdAuthorizeUrl(T, T.b, pkce().challenge, { nonce: 'n', prompt }),
+          jar,
+        )
+        expect(redirectOf(res).searchParams.get('code'), prompt).not.toBeNull()
+      }
+    })
+  })
+
   describe('/userinfo', () => {
     function userinfo(tenant: OidcTenant, headers: Record<string, string>, body?: string) {
       return send(issuer.url, {

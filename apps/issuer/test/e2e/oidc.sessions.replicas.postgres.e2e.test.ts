@@ -97,7 +97,7 @@ describe('OpenID sessions on two replicas sharing one PostgreSQL', { timeout: 12
   })
 
   it('ends the session SESSION_TTL_HOURS after the sign-in, and clears the cookie', async () => {
-    const { jar } = await signInOpenId(one.url, T, T.a, { params: { nonce: 'n-4' } })
+    const { jar, tokens } = await signInOpenId(one.url, T, T.a, { params: { nonce: 'n-4' } })
     offset += 1.9 * HOUR
     await expect(silentAuthorize(two.url, T, T.b, jar)).resolves.toMatchObject({ error: null })
 
@@ -115,5 +115,14 @@ describe('OpenID sessions on two replicas sharing one PostgreSQL', { timeout: 12
     await expect(silentAuthorize(one.url, T, T.a, again)).resolves.toMatchObject({
       error: 'login_required',
     })
+
+    // The ID token has expired by now (2 h, as the access token): still a good id_token_hint.
+    expect(decodeJwt(tokens.id_token!).exp! * 1000).toBeLessThan(clock())
+    const lateLogout = new URL(`${T.issuer}/logout`)
+    lateLogout.searchParams.set('id_token_hint', tokens.id_token!)
+    lateLogout.searchParams.set('post_logout_redirect_uri', T.a.postLogoutRedirectUris[0]!)
+    lateLogout.searchParams.set('state', 'late')
+    const logout = await visit(one.url, lateLogout, again)
+    expect(redirectOf(logout).searchParams.get('state')).toBe('late')
   })
 })
