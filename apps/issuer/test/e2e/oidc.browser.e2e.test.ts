@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import { chromium } from 'playwright-core'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { Browser, BrowserContext } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FIXTURES, startIssuer, tempDir } from '../support/issuer.js'
 import type { RunningIssuer } from '../support/issuer.js'
@@ -52,33 +52,34 @@ describe('single sign-on in a real browser', () => {
   }
 
   /**
-   * Opens /authorize for `app` in `page`; when the form shows, signs alice in. Resolves to the
-   * redirect the browser lands on (nothing listens there) and whether the form was shown.
+   * Opens /authorize for `app` in a new tab of `context`; when the form shows, signs alice in.
+   * Resolves to whether the form was shown, once the browser has gone to the client's
+   * redirect_uri with a code. Nothing listens there, so the tab ends on an error page and is
+   * closed: the next step starts in a tab of its own.
    */
-  async function authorize(page: Page, app: OidcClient): Promise<{ form: boolean; code: string }> {
+  async function authorize(context: BrowserContext, app: OidcClient): Promise<{ form: boolean }> {
+    const page = await context.newPage()
     const { verifier, challenge } = pkce()
     const url = openIdAuthorizeUrl(T, app, challenge, { nonce: `n-${app.id}`, state: 'sso' })
     const landing = page.waitForRequest((request) => request.url().startsWith(app.redirectUri))
-    await page.goto(inBrowser(url)).catch(() => {
-      // The redirect_uri answers nothing: the navigation fails once it gets there.
-    })
-    const form = await page
-      .getByRole('heading', { name: 'Sign in' })
-      .isVisible()
-      .catch(() => false)
+    // Without the form, the navigation itself ends at the redirect_uri, which refuses it.
+    const opened = await page.goto(inBrowser(url)).catch(() => null)
+    const form = opened?.status() === 200
     if (form) {
+      await expect(page.getByRole('heading', { name: 'Sign in' }).isVisible()).resolves.toBe(true)
       await page.getByLabel('Username').fill('alice')
       await page.getByLabel('Password').fill('alice-password')
       await page.getByRole('button', { name: 'Sign in' }).click()
     }
     const landed = new URL((await landing).url())
+    await page.close()
     expect(landed.searchParams.get('state')).toBe('sso')
     const code = landed.searchParams.get('code')
     if (code === null) throw new Error(`no code: ${landed.href}`)
     // The code is good: the client redeems it for an ID token of the same user.
     const tokens = await redeemCode(issuer.url, T, app, code, verifier)
     expect(tokens.id_token).toBeDefined()
-    return { form, code }
+    return { form }
   }
 
   async function sessionCookie(context: BrowserContext) {
@@ -87,9 +88,8 @@ describe('single sign-on in a real browser', () => {
 
   it('signs in once for client A, then client B without the form; after logout A asks again', async () => {
     const context = await browser.newContext()
-    const page = await context.newPage()
 
-    await expect(authorize(page, T.a)).resolves.toMatchObject({ form: true })
+    await expect(authorize(context, T.a)).resolves.toMatchObject({ form: true })
     const cookie = await sessionCookie(context)
     expect(cookie).toMatchObject({
       domain: T.host,
@@ -103,22 +103,23 @@ describe('single sign-on in a real browser', () => {
     expect(cookie!.expires).toBeGreaterThan(Date.now() / 1000 + 7 * 3600)
     expect(cookie!.expires).toBeLessThanOrEqual(Date.now() / 1000 + 8 * 3600 + 5)
 
-    await expect(authorize(page, T.b)).resolves.toMatchObject({ form: false })
+    await expect(authorize(context, T.b)).resolves.toMatchObject({ form: false })
 
+    const page = await context.newPage()
     const signedOut = await page.goto(inBrowser(new URL(`${T.issuer}/logout`)))
     expect(signedOut?.status()).toBe(200)
     await expect(page.getByText('You are signed out').isVisible()).resolves.toBe(true)
     await expect(sessionCookie(context)).resolves.toBeUndefined()
 
-    await expect(authorize(page, T.a)).resolves.toMatchObject({ form: true })
+    await expect(authorize(context, T.a)).resolves.toMatchObject({ form: true })
     await context.close()
   })
 
   it('keeps the session to its browser: another browser context sees the form', async () => {
     const first = await browser.newContext()
-    await expect(authorize(await first.newPage(), T.a)).resolves.toMatchObject({ form: true })
+    await expect(authorize(first, T.a)).resolves.toMatchObject({ form: true })
     const second = await browser.newContext()
-    await expect(authorize(await second.newPage(), T.b)).resolves.toMatchObject({ form: true })
+    await expect(authorize(second, T.b)).resolves.toMatchObject({ form: true })
     await first.close()
     await second.close()
   })
