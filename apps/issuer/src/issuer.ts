@@ -23,6 +23,9 @@ import type { TenantRegistry, TenantRuntime } from './tenants.js'
 
 export { KEY_POLL_INTERVAL_MS } from './key-admin.js'
 
+/** Imported provider scripts by file. */
+type ProviderModules = Awaited<ReturnType<typeof loadProviders>>
+
 /** How long a login form stays usable: long enough to type, short enough to be worthless if leaked. */
 const LOGIN_TTL_SECONDS = 600
 const PURGE_INTERVAL_MS = 10 * 60_000
@@ -98,30 +101,45 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
   const openStoreOnce = (): Promise<Store> =>
     (opening ??= openStore(settings.databaseUrl).then((store) => (opened = store)))
 
-  // Requests resolve their tenant through this indirection, so a change swaps tenants at once
-  // and a request already under way keeps the tenant it started with.
-  let runtimes: ReadonlyMap<string, TenantRuntime> = new Map()
-  let current = createTenantRegistry([])
+  // Requests resolve their tenant through the registry, changed in place in one synchronous step
+  // per change, so a request already under way keeps the tenant it started with.
+  const served = createTenantRegistry([])
   const registry: TenantRegistry = {
-    byHost: (host) => current.byHost(host),
-    all: () => current.all(),
-  }
-  const serveRuntimes = (next: Map<string, TenantRuntime>): void => {
-    runtimes = next
-    current = createTenantRegistry([...next.values()])
+    byHost: (host) => served.byHost(host),
+    all: () => served.all(),
   }
 
+  // Provider scripts imported so far, by file: a change to some tenants imports only scripts no
+  // tenant used before, unless it asks for fresh ones (a reload after a script changed).
   let generation = 0
+  let providerModules: ProviderModules = new Map()
+  const providersFor = async (
+    tenants: readonly Tenant[],
+    fresh: boolean,
+  ): Promise<ProviderModules> => {
+    if (fresh) {
+      generation++
+      providerModules = new Map()
+    }
+    const missing = new Set<string>()
+    for (const tenant of tenants) {
+      for (const file of tenant.providers) if (!providerModules.has(file)) missing.add(file)
+    }
+    if (missing.size === 0) return providerModules
+    const loaded = await loadProviders([...missing], generation)
+    const modules = new Map(providerModules)
+    for (const [file, module] of loaded) modules.set(file, module)
+    providerModules = modules
+    return modules
+  }
+
   /** Provider scripts, key rings and grant contexts for `tenants`; throws on any problem. */
-  const build = async (tenants: readonly Tenant[]): Promise<TenantRuntime[]> => {
+  const build = async (tenants: readonly Tenant[], fresh = true): Promise<TenantRuntime[]> => {
     // First: a tenant refused for its keys loads no script and opens no store.
     const unsealed = keyEncryptionIssue(tenants, settings.keyEncryptionSecret, options.mode)
     if (unsealed !== undefined) throw new ConfigError([unsealed])
     // Before the store is opened: a script that does not load stops the start without touching it.
-    const providers = await loadProviders(
-      tenants.flatMap((tenant) => tenant.providers),
-      generation++,
-    )
+    const providers = await providersFor(tenants, fresh)
     const store = await openStoreOnce()
     return createTenantRuntimes(tenants, {
       scheme: options.mode === 'dev' ? 'http' : 'https',
@@ -147,28 +165,29 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
     changing = next.catch(() => undefined)
     return next
   }
-  // Only `put` and `remove` touch a single tenant, so one that cannot be built (a provider
+  // Only `put`, `remove` and `update` touch some tenants, so one that cannot be built (a provider
   // script that throws, a key store error) leaves every other tenant as it was.
   const target: TenantTarget = {
     replaceAll: (tenants) =>
       serially(async () => {
-        const built = await build(tenants)
-        serveRuntimes(new Map(built.map((runtime) => [runtime.tenant.name, runtime])))
+        served.replaceAll(await build(tenants))
       }),
     put: (tenant) =>
       serially(async () => {
         const [runtime] = await build([tenant])
         if (runtime === undefined) throw new TypeError(`tenant ${tenant.name} was not built`)
-        serveRuntimes(new Map(runtimes).set(tenant.name, runtime))
+        served.apply([runtime], [])
       }),
     remove: (name) =>
       serially(() => {
-        if (runtimes.has(name)) {
-          const next = new Map(runtimes)
-          next.delete(name)
-          serveRuntimes(next)
-        }
+        served.apply([], [name])
         return Promise.resolve()
+      }),
+    update: (changes) =>
+      serially(async () => {
+        const built =
+          changes.put.length === 0 ? [] : await build(changes.put, changes.freshProviders === true)
+        served.apply(built, changes.remove)
       }),
   }
 
@@ -252,7 +271,7 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
       adminApp,
       registry,
       get tenants() {
-        return [...runtimes.values()].map((runtime) => runtime.tenant)
+        return served.all().map((runtime) => runtime.tenant)
       },
       store,
       ready: () => source.loaded(),

@@ -30,11 +30,17 @@ describe('@tessera/config-schema', () => {
       'TOKEN_ENDPOINT_AUTH_METHODS',
       'TenantFileSchema',
       'TenantResourceSchema',
+      'cachedFileExists',
+      'createConfigIndex',
+      'findConfigFiles',
       'formatConfigIssue',
       'loadConfig',
+      'loadConfigFiles',
       'normaliseHost',
       'parseConfig',
+      'parseConfigFile',
       'parseSettings',
+      'readConfigFile',
       'tenantResourceJsonSchema',
     ])
   })

@@ -3,15 +3,15 @@
  *
  * @module
  */
-import { readFile, stat } from 'node:fs/promises'
+import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { LineCounter, parseAllDocuments } from 'yaml'
+import { createConfigIndex, describeReadError, readConfigFile } from './config-file.js'
+import type { ConfigFile, ConfigIndex } from './config-file.js'
 import { findYamlFiles } from './internal/find-files.js'
-import { createLocator } from './internal/yaml-locator.js'
 import { ConfigError } from './model.js'
 import type { ConfigIssue, Tenant } from './model.js'
-import { parseConfig } from './parse-config.js'
-import type { ConfigDocument, ParseConfigOptions } from './parse-config.js'
+import { isFile } from './parse-config.js'
+import type { ParseConfigOptions } from './parse-config.js'
 
 /** Options of {@link loadConfig}: the same as `parseConfig`'s. */
 export type LoadConfigOptions = ParseConfigOptions
@@ -38,82 +38,84 @@ export type LoadConfigOptions = ParseConfigOptions
  * @see docs/settings.md (TESSERA_CONFIG)
  */
 export async function loadConfig(path: string, options: LoadConfigOptions): Promise<Tenant[]> {
+  return (await loadConfigFiles(path, options)).tenants
+}
+
+/** Every file of a configuration, and the index of what they claim; see {@link loadConfigFiles}. */
+export interface LoadedConfig {
+  /** Every tenant, in file order. */
+  tenants: Tenant[]
+  /** The files read, in the order read (sorted), each with its tenants. */
+  files: ConfigFile[]
+  /** The names, hosts and client_ids of every file, to check a changed file against the rest. */
+  index: ConfigIndex
+  /** Whether `path` is a directory (else the one file). */
+  directory: boolean
+}
+
+/**
+ * {@link loadConfig}, answering each file with its tenants and the index of what they claim, for
+ * a caller that later reads changed files alone (`readConfigFile`, `ConfigIndex`). Throws the
+ * same errors.
+ */
+export async function loadConfigFiles(
+  path: string,
+  options: LoadConfigOptions,
+): Promise<LoadedConfig> {
   const found = await stat(path).catch((error: unknown) => error as NodeJS.ErrnoException)
   if (found instanceof Error) {
-    const message = found.code === 'ENOENT' ? 'no such file or directory' : describeError(found)
+    const message = found.code === 'ENOENT' ? 'no such file or directory' : describeReadError(found)
     throw new ConfigError([{ file: path, line: 0, path: '', message }])
   }
   const directory = found.isDirectory()
-  const files = directory ? (await findYamlFiles(path)).map((file) => join(path, file)) : [path]
+  const names = directory ? (await findYamlFiles(path)).map((file) => join(path, file)) : [path]
 
+  const parseOptions = { ...options, fileExists: cachedFileExists(options.fileExists) }
+  const index = createConfigIndex(options.jwtSecret)
   const issues: ConfigIssue[] = []
-  const documents: ConfigDocument[] = []
-  for (const file of files) {
-    const read = await readYaml(file)
-    issues.push(...read.issues)
-    documents.push(...read.documents)
+  const files: ConfigFile[] = []
+  for (const name of names) {
+    const file = readConfigFile(name, parseOptions)
+    files.push(file)
+    // Files in the order read, then by line; the file's own issues come first on a line.
+    const own = [...file.issues, ...index.admit(file)]
+    issues.push(...own.sort((a, b) => a.line - b.line))
   }
-
-  const parsed = parseConfig(documents, options)
-  if (!parsed.ok) issues.push(...parsed.issues)
-  if (issues.length > 0) {
-    // Files in the order read, then by line; YAML and schema issues of one file interleave.
-    const order = new Map(files.map((file, index) => [file, index]))
-    const rank = (issue: ConfigIssue) => order.get(issue.file) ?? -1
-    issues.sort((a, b) => rank(a) - rank(b) || a.line - b.line)
-    throw new ConfigError(issues)
-  }
-  if (!parsed.ok || parsed.tenants.length === 0) {
+  if (issues.length > 0) throw new ConfigError(issues)
+  const tenants = files.flatMap((file) => file.tenants)
+  if (tenants.length === 0) {
     const searched = directory ? ' (searched for *.yaml and *.yml files)' : ''
     throw new ConfigError([
       { file: path, line: 0, path: '', message: `no tenant found${searched}` },
     ])
   }
-  return parsed.tenants
+  return { tenants, files, index, directory }
 }
 
-/** The non-empty documents of one file, or the problems that kept them from being read. */
-async function readYaml(
-  file: string,
-): Promise<{ documents: ConfigDocument[]; issues: ConfigIssue[] }> {
-  let text: string
-  try {
-    text = await readFile(file, 'utf8')
-  } catch (error) {
-    return {
-      documents: [],
-      issues: [{ file, line: 0, path: '', message: describeError(error as NodeJS.ErrnoException) }],
-    }
-  }
-
-  const lineCounter = new LineCounter()
-  const documents: ConfigDocument[] = []
-  const issues: ConfigIssue[] = []
-  // prettyErrors off: the message stays one line, and the line comes from the LineCounter.
-  for (const document of parseAllDocuments(text, { lineCounter, prettyErrors: false })) {
-    if (document.errors.length > 0) {
-      for (const error of document.errors) {
-        const { line } = lineCounter.linePos(error.pos[0])
-        issues.push({ file, line, path: '', message: `invalid YAML: ${error.message}` })
-      }
-      continue
-    }
-    const locate = createLocator(document, lineCounter)
-    let value: unknown
-    try {
-      value = document.toJS()
-    } catch (error) {
-      // For instance an alias expanding past the limit that guards against "billion laughs".
-      const message = error instanceof Error ? error.message : String(error)
-      issues.push({ file, line: locate([]), path: '', message: `invalid YAML: ${message}` })
-      continue
-    }
-    if (value === null || value === undefined) continue
-    documents.push({ file, value, locate })
-  }
-  return { documents, issues }
+/**
+ * The YAML files `loadConfig` would read from `path`, as it names them in issues: `path` itself
+ * when it is a file, else every `*.yaml` and `*.yml` file under it in sorted order. Rejects when
+ * `path` cannot be read.
+ */
+export async function findConfigFiles(path: string): Promise<string[]> {
+  if (!(await stat(path)).isDirectory()) return [path]
+  return (await findYamlFiles(path)).map((file) => join(path, file))
 }
 
-function describeError(error: NodeJS.ErrnoException): string {
-  return error.code === 'EACCES' ? 'permission denied' : `cannot read: ${error.message}`
+/**
+ * A `fileExists` option (default: the one `parseConfig` uses) that looks once per path: every
+ * tenant of a large configuration names the same few provider scripts.
+ */
+export function cachedFileExists(
+  fileExists: (absolutePath: string) => boolean = isFile,
+): (absolutePath: string) => boolean {
+  const known = new Map<string, boolean>()
+  return (absolutePath) => {
+    let exists = known.get(absolutePath)
+    if (exists === undefined) {
+      exists = fileExists(absolutePath)
+      known.set(absolutePath, exists)
+    }
+    return exists
+  }
 }

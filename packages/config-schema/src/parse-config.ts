@@ -10,8 +10,8 @@ import type { FieldPath } from './internal/issues.js'
 import { isRecord } from './internal/is-record.js'
 import { resolveSpec } from './internal/resolve.js'
 import type { ResolvedSpec } from './internal/resolve.js'
-import { checkRules, collectFacts } from './internal/rules.js'
-import type { TenantFacts } from './internal/rules.js'
+import { checkRules, collectFacts, factsOfValid } from './internal/rules.js'
+import type { Report, TenantFacts } from './internal/rules.js'
 import type { Client, ConfigIssue, Tenant } from './model.js'
 import { TenantFileSchema, TenantResourceSchema } from './schema.js'
 
@@ -76,56 +76,98 @@ export function parseConfig(
   documents: readonly ConfigDocument[],
   options: ParseConfigOptions,
 ): ParseConfigResult {
-  const fileExists = options.fileExists ?? isFile
+  const context = { env: options.env, fileExists: options.fileExists ?? isFile }
   const issues: (ConfigIssue & { order: number })[] = []
   const tenants: Tenant[] = []
-  const facts: TenantFacts[] = []
+  const checked: { facts: TenantFacts; report: Report }[] = []
 
   documents.forEach((document, order) => {
     const { file } = document
     const locate = document.locate ?? (() => 1)
-    const report = (path: FieldPath, message: string) => {
+    const report: Report = (path, message) => {
       issues.push({ file, line: locate(path), path: path.join('.'), message, order })
     }
-    const { value } = document
-    if (!isRecord(value)) {
-      report([], 'must be a mapping: a tenant (name, config) or a kind: Tenant resource')
-      return
-    }
-
-    // The resource form announces itself; anything else is read as the file form, whose
-    // unknown-key issue then lists name and config.
-    const resource = 'apiVersion' in value || 'kind' in value
-    const specKey = resource ? 'spec' : 'config'
-    const parsed = resource
-      ? TenantResourceSchema.safeParse(value, { error: errorMap })
-      : TenantFileSchema.safeParse(value, { error: errorMap })
-    if (!parsed.success) {
-      for (const issue of flattenIssues(parsed.error.issues)) report(issue.path, issue.message)
-    }
-    const resolved = resolveSpec(value[specKey], [specKey], {
-      file,
-      env: options.env,
-      fileExists,
+    const result = checkDocument(
+      { file, value: document.value, locate, line: () => locate([]) },
+      context,
       report,
-    })
-    facts.push(collectFacts(value, resource, { file, locate, report }))
-    if (!parsed.success || !resolved.ok) return
-
-    const { name, spec } =
-      'metadata' in parsed.data
-        ? { name: parsed.data.metadata.name, spec: parsed.data.spec }
-        : { name: parsed.data.name, spec: parsed.data.config }
-    tenants.push(toTenant(name, spec, resolved, { file, line: locate([]) }))
+    )
+    if (result === undefined) return
+    checked.push({ facts: result.facts, report })
+    if (result.tenant !== undefined) tenants.push(result.tenant)
   })
 
-  checkRules(facts, options.jwtSecret)
+  checkRules(checked, options.jwtSecret)
   if (issues.length > 0) {
     // Document order, then line order within a document; sort is stable for equal lines.
     issues.sort((a, b) => a.order - b.order || a.line - b.line)
     return { ok: false, issues: issues.map(({ order: _order, ...issue }) => issue) }
   }
   return { ok: true, tenants }
+}
+
+/** One document to check: where it is, and the line its tenant is said to start on. */
+export interface DocumentToCheck {
+  file: string
+  value: unknown
+  locate: (path: FieldPath) => number
+  line: () => number
+}
+
+/** What `checkDocument` needs besides the document. */
+export interface CheckContext {
+  env: Record<string, string | undefined>
+  fileExists: (absolutePath: string) => boolean
+}
+
+/**
+ * The checks of one document alone: the schema, then what needs context (provider scripts,
+ * `{env: VAR}` secrets). Answers the facts the rules across documents need and, when nothing was
+ * reported, the tenant; undefined for a document that is not even a mapping.
+ */
+export function checkDocument(
+  document: DocumentToCheck,
+  context: CheckContext,
+  report: Report,
+): { facts: TenantFacts; tenant: Tenant | undefined } | undefined {
+  const { file, value, locate } = document
+  if (!isRecord(value)) {
+    report([], 'must be a mapping: a tenant (name, config) or a kind: Tenant resource')
+    return undefined
+  }
+
+  // The resource form announces itself; anything else is read as the file form, whose
+  // unknown-key issue then lists name and config.
+  const resource = 'apiVersion' in value || 'kind' in value
+  const specKey = resource ? 'spec' : 'config'
+  const parsed = resource
+    ? TenantResourceSchema.safeParse(value, { error: errorMap })
+    : TenantFileSchema.safeParse(value, { error: errorMap })
+  if (!parsed.success) {
+    for (const issue of flattenIssues(parsed.error.issues)) report(issue.path, issue.message)
+  }
+  const resolved = resolveSpec(value[specKey], [specKey], {
+    file,
+    env: context.env,
+    fileExists: context.fileExists,
+    report,
+  })
+  if (!parsed.success) {
+    return { facts: collectFacts(value, resource, { file, locate }), tenant: undefined }
+  }
+  const { name, spec } =
+    'metadata' in parsed.data
+      ? { name: parsed.data.metadata.name, spec: parsed.data.spec }
+      : { name: parsed.data.name, spec: parsed.data.config }
+  const facts = factsOfValid(
+    { name, hosts: spec.hosts, clientIds: spec.clients.map((client) => client.client_id) },
+    spec.jwt_algorithm,
+    value,
+    resource,
+    { file, locate },
+  )
+  if (!resolved.ok) return { facts, tenant: undefined }
+  return { facts, tenant: toTenant(name, spec, resolved, { file, line: document.line() }) }
 }
 
 function toTenant(
@@ -168,6 +210,6 @@ function toTenant(
   return tenant
 }
 
-function isFile(path: string): boolean {
+export function isFile(path: string): boolean {
   return statSync(path, { throwIfNoEntry: false })?.isFile() ?? false
 }

@@ -96,6 +96,11 @@ export async function readTenants(
           tenants.delete(name)
           return Promise.resolve()
         },
+        update: (changes) => {
+          for (const name of changes.remove) tenants.delete(name)
+          for (const tenant of changes.put) tenants.set(tenant.name, tenant)
+          return Promise.resolve()
+        },
       }),
       timeout,
     ])

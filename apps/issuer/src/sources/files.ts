@@ -1,9 +1,21 @@
 /**
- * The `files` source: tenant YAML under TESSERA_CONFIG, taken as a whole.
+ * The `files` source: tenant YAML under TESSERA_CONFIG, read whole at start and file by file
+ * after.
  *
  * @module
  */
-import { loadConfig } from '@tessera/config-schema'
+import { statSync } from 'node:fs'
+import { isAbsolute, join, relative, sep } from 'node:path'
+import { setImmediate as yieldToRequests } from 'node:timers/promises'
+import { isDeepStrictEqual } from 'node:util'
+import {
+  cachedFileExists,
+  findConfigFiles,
+  formatConfigIssue,
+  loadConfigFiles,
+  readConfigFile,
+} from '@tessera/config-schema'
+import type { ConfigFile, ConfigIndex, Tenant } from '@tessera/config-schema'
 import type { Logger } from 'pino'
 import { describeProblems } from './source.js'
 import type { TenantSource, TenantTarget } from './source.js'
@@ -21,11 +33,36 @@ export interface FilesSourceOptions {
   watch: boolean
 }
 
+/** A tenant file as last seen, and the version of it being served. */
+interface Entry {
+  /** Identifies the version last read (inode, size, times): an unchanged file is not read. */
+  stamp: string
+  /** The last good version, whose tenants are served; undefined when it never was good. */
+  served: ConfigFile | undefined
+}
+
+/** What a reload looks at. */
+type Scope = { kind: 'all' } | { kind: 'scan' } | { kind: 'paths'; paths: ReadonlySet<string> }
+
+// A full re-read reads this many files between two turns of the event loop, so that requests are
+// still answered while ten thousand files are read.
+const FILES_PER_TURN = 200
+
+const YAML_FILE = /\.ya?ml$/i
+
 /**
- * Reads every tenant from `path` and serves them all or none: the first load throws on any
- * problem (`ConfigError`, `ProviderError`, ...), before the issuer listens. A reload (SIGHUP, or a
- * change on disk when watching) with any problem is refused as a whole and the running
- * configuration stays; every problem is logged as `file:line: field: problem`.
+ * Reads every tenant from `path` and serves them all or none at start: the first load throws on
+ * any problem (`ConfigError`, `ProviderError`, ...), before the issuer listens.
+ *
+ * After that, file by file. A change on disk (when watching) re-reads only the files the change
+ * touched, checks them against the other files' tenants (names, hosts and client_ids stay
+ * unique), and puts or removes only the tenants of those files: its cost follows the files
+ * changed, not the files there are. A file with any problem is refused alone: its tenants keep
+ * their last good version (or stay absent) and the other files' changes are taken; every problem
+ * is logged as `file:line: field: problem`. SIGHUP re-reads every file and imports the provider
+ * scripts afresh, with the same rule per file. A change to a provider script (any file under
+ * `path` that is not YAML) rebuilds the tenants that use it with a fresh import; a change to
+ * another file there rebuilds every tenant. A reload that would leave no tenant is refused.
  */
 export function createFilesSource(options: FilesSourceOptions): TenantSource {
   const { logger } = options
@@ -33,18 +70,26 @@ export function createFilesSource(options: FilesSourceOptions): TenantSource {
   let isLoaded = false
   let stopWatching: (() => void) | undefined
   let closed = false
-  const read = () => loadConfig(options.path, { env: options.env, jwtSecret: options.jwtSecret })
+  let directory = false
+  let index: ConfigIndex | undefined
+  /** By file name as shown in issues (`path` joined with the file's path inside it). */
+  const entries = new Map<string, Entry>()
+  /** The tenants served, by name. */
+  const served = new Map<string, Tenant>()
+  const parseOptions = () => ({
+    env: options.env,
+    jwtSecret: options.jwtSecret,
+    // One reload looks each provider script up once, however many tenants name it.
+    fileExists: cachedFileExists(),
+  })
 
   let reloading: Promise<boolean> = Promise.resolve(true)
-  const reload = (): Promise<boolean> => {
+  const enqueue = (scope: Scope): Promise<boolean> => {
     // One reload at a time: a burst of file events must not interleave two builds.
     reloading = reloading.then(async () => {
-      if (target === undefined || closed) return false
-      let names: string[]
+      if (target === undefined || index === undefined || closed) return false
       try {
-        const tenants = await read()
-        await target.replaceAll(tenants)
-        names = tenants.map((tenant) => tenant.name)
+        return await reloadFiles(target, index, scope)
       } catch (error) {
         logger.error(
           { problems: describeProblems(error) },
@@ -52,28 +97,251 @@ export function createFilesSource(options: FilesSourceOptions): TenantSource {
         )
         return false
       }
-      logger.info({ tenants: names }, 'configuration reloaded')
-      return true
     })
     return reloading
+  }
+
+  /** The files to look at for `scope`, and the names under `path` that are not YAML files. */
+  const candidates = async (scope: Scope): Promise<{ files: Set<string>; other: string[] }> => {
+    const files = new Set<string>()
+    const other: string[] = []
+    if (!directory) {
+      files.add(options.path)
+      return { files, other }
+    }
+    if (scope.kind === 'paths' && !needsScan(scope.paths)) {
+      for (const name of scope.paths) {
+        const full = join(options.path, name)
+        const found = statSync(full, { throwIfNoEntry: false })
+        if (found?.isDirectory() === true) {
+          for (const file of await findConfigFiles(full)) files.add(file)
+        } else if (found !== undefined && !YAML_FILE.test(name)) {
+          other.push(full)
+        }
+        if (YAML_FILE.test(name)) files.add(full)
+        // A folder removed or renamed: whatever was read under it.
+        const prefix = full + sep
+        if (found === undefined || found.isDirectory()) {
+          for (const known of entries.keys()) if (known.startsWith(prefix)) files.add(known)
+        }
+      }
+      return { files, other }
+    }
+    for (const file of await findConfigFiles(options.path)) files.add(file)
+    for (const known of entries.keys()) files.add(known)
+    return { files, other }
+  }
+
+  const reloadFiles = async (to: TenantTarget, claims: ConfigIndex, scope: Scope) => {
+    const { files, other } = await candidates(scope)
+    const parse = parseOptions()
+    const changed: { name: string; stamp: string; file: ConfigFile }[] = []
+    const removed: string[] = []
+    let read = 0
+    for (const name of [...files].sort(byCodeUnit)) {
+      const found = statSync(name, { throwIfNoEntry: false })
+      const entry = entries.get(name)
+      if (found === undefined || !found.isFile()) {
+        if (entry !== undefined) removed.push(name)
+        continue
+      }
+      const stamp = stampOf(found)
+      if (scope.kind !== 'all' && entry?.stamp === stamp) continue
+      changed.push({ name, stamp, file: readConfigFile(name, parse) })
+      if (++read % FILES_PER_TURN === 0) await yieldToRequests()
+    }
+
+    // The tenants of changed and removed files leave the index; a refused file's last good
+    // version goes back in, and a file is accepted only against what stays.
+    for (const name of [...changed.map((c) => c.name), ...removed]) {
+      const previous = entries.get(name)?.served
+      if (previous !== undefined) claims.release(previous)
+    }
+    const refused = new Map<string, string[]>()
+    for (const { name, file } of changed) {
+      if (file.issues.length > 0) refused.set(name, file.issues.map(formatConfigIssue))
+    }
+    const readmitted = new Set<string>()
+    let accepted: typeof changed
+    for (;;) {
+      for (const name of refused.keys()) {
+        const previous = entries.get(name)?.served
+        if (previous !== undefined && !readmitted.has(name)) claims.admit(previous)
+        readmitted.add(name)
+      }
+      accepted = []
+      let clash = false
+      for (const change of changed) {
+        if (refused.has(change.name)) continue
+        const issues = claims.admit(change.file)
+        if (issues.length === 0) {
+          accepted.push(change)
+          continue
+        }
+        // Refused: its last good version keeps its names and hosts, which may be what a file
+        // accepted before it in this pass took. Check those again without it.
+        claims.release(change.file)
+        refused.set(change.name, issues.map(formatConfigIssue))
+        clash = true
+        break
+      }
+      if (!clash) break
+      for (const { file } of accepted) claims.release(file)
+    }
+    const undo = () => {
+      for (const { file } of accepted) claims.release(file)
+      for (const name of [...accepted.map((c) => c.name), ...removed]) {
+        const previous = entries.get(name)?.served
+        if (previous !== undefined) claims.admit(previous)
+      }
+    }
+
+    // The tenants those files served before, and the ones they serve now.
+    const before = new Set<string>()
+    for (const name of [...accepted.map((c) => c.name), ...removed]) {
+      for (const tenant of entries.get(name)?.served?.tenants ?? []) before.add(tenant.name)
+    }
+    const after = new Map<string, Tenant>()
+    for (const { file } of accepted)
+      for (const tenant of file.tenants) after.set(tenant.name, tenant)
+    const remove = [...before].filter((name) => !after.has(name))
+    const removing = new Set(remove)
+    const put = new Map<string, Tenant>()
+    for (const [name, tenant] of after) {
+      // An unchanged tenant keeps its runtime (and its provider scripts).
+      if (scope.kind === 'all' || !isDeepStrictEqual(served.get(name), tenant))
+        put.set(name, tenant)
+    }
+    // SIGHUP and changed scripts: every tenant concerned is rebuilt with fresh provider scripts.
+    const fresh = scope.kind === 'all' || other.length > 0
+    if (scope.kind === 'all' || other.some((file) => !isProviderScript(file))) {
+      for (const [name, tenant] of served) {
+        if (!put.has(name) && !removing.has(name)) put.set(name, tenant)
+      }
+    } else if (other.length > 0) {
+      const scripts = new Set(other)
+      for (const [name, tenant] of served) {
+        if (!put.has(name) && tenant.providers.some((file) => scripts.has(file))) {
+          put.set(name, tenant)
+        }
+      }
+    }
+    // Any tenant that would stay served; a refusal here leaves everything as it was.
+    if (served.size - remove.length + [...after.keys()].filter((n) => !served.has(n)).length <= 0) {
+      undo()
+      logger.error(
+        { removed: remove },
+        'configuration reload refused: no tenant would be left; still serving the previous configuration',
+      )
+      return false
+    }
+
+    if (put.size > 0 || remove.length > 0) {
+      try {
+        await to.update({ put: [...put.values()], remove, freshProviders: fresh })
+      } catch (error) {
+        undo()
+        logger.error(
+          {
+            files: [...accepted.map((c) => c.name), ...removed].map(shown),
+            problems: describeProblems(error),
+          },
+          'configuration reload refused: the changed tenants could not be built; still serving their previous versions',
+        )
+        return false
+      }
+    }
+
+    for (const name of remove) served.delete(name)
+    for (const [name, tenant] of put) served.set(name, tenant)
+    for (const { name, stamp, file } of accepted) entries.set(name, { stamp, served: file })
+    for (const name of removed) entries.delete(name)
+    for (const { name, stamp } of changed) {
+      const entry = entries.get(name)
+      if (refused.has(name)) entries.set(name, { stamp, served: entry?.served })
+    }
+    if (refused.size > 0) {
+      logger.error(
+        { problems: [...refused.values()].flat(), files: [...refused.keys()].map(shown) },
+        'configuration refused in part: the tenants of these files keep their last good version',
+      )
+    }
+    logger.info(
+      {
+        files: changed.length + removed.length,
+        ...(put.size > 0 ? { tenants: [...put.keys()].slice(0, 100) } : {}),
+        ...(remove.length > 0 ? { removed: remove.slice(0, 100) } : {}),
+      },
+      'configuration reloaded',
+    )
+    return refused.size === 0
+  }
+
+  /** Is `file` a provider script of some tenant served? */
+  const isProviderScript = (file: string): boolean => {
+    for (const tenant of served.values()) if (tenant.providers.includes(file)) return true
+    return false
+  }
+  /** A file as the log shows it: relative to `path` when under it. */
+  const shown = (file: string): string => {
+    const inside = relative(options.path, file)
+    return inside === '' || inside.startsWith('..') || isAbsolute(inside) ? file : inside
   }
 
   return {
     listenBeforeLoaded: false,
     async start(to) {
       target = to
-      await to.replaceAll(await read())
+      // Stamped before they are read: a file that changes meanwhile is read again on its event.
+      const stamps = new Map<string, string>()
+      for (const file of await findConfigFiles(options.path).catch(() => [])) {
+        const found = statSync(file, { throwIfNoEntry: false })
+        if (found !== undefined) stamps.set(file, stampOf(found))
+      }
+      const loaded = await loadConfigFiles(options.path, {
+        env: options.env,
+        jwtSecret: options.jwtSecret,
+      })
+      await to.replaceAll(loaded.tenants)
+      directory = loaded.directory
+      index = loaded.index
+      for (const file of loaded.files) {
+        entries.set(file.file, { stamp: stamps.get(file.file) ?? '', served: file })
+      }
+      for (const tenant of loaded.tenants) served.set(tenant.name, tenant)
       isLoaded = true
       if (options.watch && !closed) {
-        stopWatching = watchPath(options.path, () => void reload(), logger)
+        stopWatching = watchPath(
+          options.path,
+          (paths) =>
+            void enqueue(paths === undefined ? { kind: 'scan' } : { kind: 'paths', paths }),
+          logger,
+        )
       }
     },
     loaded: () => isLoaded,
-    reload,
+    reload: () => enqueue({ kind: 'all' }),
     close() {
       closed = true
       stopWatching?.()
       return Promise.resolve()
     },
   }
+}
+
+/** Whether the names an event burst gave can be trusted to say what changed. */
+function needsScan(paths: ReadonlySet<string>): boolean {
+  // A ConfigMap volume swaps `..data`, a symlink to a folder named for the time: every file
+  // under it may have changed. An empty burst named nothing useful either.
+  if (paths.size === 0) return true
+  for (const path of paths) if (path.split(sep).some((part) => part.startsWith('.'))) return true
+  return false
+}
+
+function stampOf(found: { ino: number; size: number; mtimeMs: number; ctimeMs: number }): string {
+  return `${found.ino}:${found.size}:${found.mtimeMs}:${found.ctimeMs}`
+}
+
+function byCodeUnit(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0
 }

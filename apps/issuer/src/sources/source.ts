@@ -22,6 +22,24 @@ export interface TenantTarget {
   put(tenant: Tenant): Promise<void>
   /** Stops serving the tenant of this name; nothing happens when it is not served. */
   remove(name: string): Promise<void>
+  /**
+   * Serves the new or changed tenants of `changes.put` and stops serving those named in
+   * `changes.remove`, in one swap, all or nothing: when any tenant cannot be built it throws and
+   * nothing changes. Every other tenant is left alone, and the work is in proportion to the
+   * tenants changed (the files source's reload of one changed file among thousands).
+   */
+  update(changes: TenantChanges): Promise<void>
+}
+
+/** Tenants to serve and to stop serving, for {@link TenantTarget.update}. */
+export interface TenantChanges {
+  put: readonly Tenant[]
+  remove: readonly string[]
+  /**
+   * Import the provider scripts of `put` afresh (a script changed, or SIGHUP). Otherwise a
+   * script some tenant already uses is shared as it was imported.
+   */
+  freshProviders?: boolean
 }
 
 /** A configuration source: `files` (TESSERA_CONFIG on disk) or `kubernetes` (Tenant resources). */

@@ -8,24 +8,33 @@ const DEBOUNCE_MS = 300
 
 /**
  * Calls `onChange` once per burst of file-system events under `path` (a file, or a directory
- * watched recursively). A path that cannot be watched is logged and left alone: SIGHUP still
- * reloads. Answers a function that stops watching.
+ * watched recursively), with the paths the events named, relative to `path`; `undefined` when an
+ * event named none, so that everything may have changed. A path that cannot be watched is logged
+ * and left alone: SIGHUP still reloads. Answers a function that stops watching.
  */
 export function watchPath(
   path: string,
-  onChange: () => void,
+  onChange: (changed: ReadonlySet<string> | undefined) => void,
   logger: Logger,
   what = 'configuration',
 ): () => void {
   let timer: NodeJS.Timeout | undefined
   let watcher: FSWatcher | undefined
+  let changed: Set<string> | undefined = new Set()
   try {
     const recursive = statSync(path).isDirectory()
-    watcher = watch(path, { recursive, persistent: false }, () => {
+    watcher = watch(path, { recursive, persistent: false }, (_event, filename) => {
+      if (filename === null) changed = undefined
+      else changed?.add(filename)
       clearTimeout(timer)
       timer = setTimeout(() => {
-        logger.info({ path }, `${what} changed on disk: reloading`)
-        onChange()
+        const burst = changed
+        changed = new Set()
+        logger.info(
+          { path, ...(burst === undefined ? {} : { files: burst.size }) },
+          `${what} changed on disk: reloading`,
+        )
+        onChange(burst)
       }, DEBOUNCE_MS)
       timer.unref()
     })

@@ -3,6 +3,10 @@
  * settings (HS256 without a usable secret). It works on facts gathered field by field, so a
  * tenant with an unrelated mistake still takes part and every problem is reported at once.
  *
+ * The names, hosts and client ids claimed so far live in a {@link RuleIndex}, which a running
+ * issuer keeps: a changed file is checked against the files it did not change in time
+ * proportional to what the file claims, whatever the number of tenants.
+ *
  * @module
  */
 import { normaliseHost } from '../host.js'
@@ -12,11 +16,16 @@ import { ClientIdSchema, HostSchema, MIN_SECRET_LENGTH, TenantNameSchema } from 
 import type { FieldPath } from './issues.js'
 import { isRecord } from './is-record.js'
 
-/** What the rules need to know about one document, each part present only if valid. */
+/** Reports a problem at a field path of the document being checked. */
+export type Report = (path: FieldPath, message: string) => void
+
+/**
+ * What the rules need to know about one document, each part present only if valid. Kept as long
+ * as the document's claims are in an index: it holds no report callback and no YAML tree.
+ */
 export interface TenantFacts {
   file: string
   locate: (path: FieldPath) => number
-  report: (path: FieldPath, message: string) => void
   name: string | undefined
   namePath: FieldPath
   hosts: { host: string; path: FieldPath }[]
@@ -28,8 +37,11 @@ export interface TenantFacts {
   ownSecret: boolean
 }
 
-/** Where a document is, and how to report against it. */
-export type FactsOrigin = Pick<TenantFacts, 'file' | 'locate' | 'report'>
+/** Where a document is. */
+export type FactsOrigin = Pick<TenantFacts, 'file' | 'locate'>
+
+const FILE_NAME_PATH: FieldPath = ['name']
+const RESOURCE_NAME_PATH: FieldPath = ['metadata', 'name']
 
 /** Gathers the facts of one document (file form or resource form). */
 export function collectFacts(
@@ -37,7 +49,7 @@ export function collectFacts(
   resource: boolean,
   origin: FactsOrigin,
 ): TenantFacts {
-  const namePath = resource ? ['metadata', 'name'] : ['name']
+  const namePath = resource ? RESOURCE_NAME_PATH : FILE_NAME_PATH
   const metadata = isRecord(document.metadata) ? document.metadata : {}
   const name = TenantNameSchema.safeParse(resource ? metadata.name : document.name)
   const specKey = resource ? 'spec' : 'config'
@@ -80,66 +92,135 @@ export function collectFacts(
   }
 }
 
-/** Runs every cross-document rule, reporting through each document's `report`. */
-export function checkRules(facts: readonly TenantFacts[], jwtSecret: string | undefined): void {
-  const names = new Map<string, TenantFacts>()
-  const hosts = new Map<string, { owner: TenantFacts; path: FieldPath }>()
-  const clientIds = new Map<string, { owner: TenantFacts; path: FieldPath }>()
-
-  for (const tenant of facts) {
-    if (tenant.name !== undefined) {
-      const first = names.get(tenant.name)
-      if (first) {
-        tenant.report(
-          tenant.namePath,
-          `duplicate tenant name "${tenant.name}" (also defined at ${where(first, first.namePath)})`,
-        )
-      } else {
-        names.set(tenant.name, tenant)
-      }
-    }
-
-    // Hosts are compared without the port, as the Host header is matched. Repeats
-    // within one tenant are the schema's business.
-    for (const { host, path } of tenant.hosts) {
-      const first = hosts.get(host)
-      if (!first) hosts.set(host, { owner: tenant, path })
-      else if (first.owner !== tenant) {
-        tenant.report(
-          path,
-          `host "${host}" is also used by ${label(first.owner)} (${where(first.owner, first.path)})`,
-        )
-      }
-    }
-
-    for (const { clientId, path } of tenant.clientIds) {
-      const first = clientIds.get(clientId)
-      if (!first) clientIds.set(clientId, { owner: tenant, path })
-      else if (first.owner === tenant) {
-        tenant.report(
-          path,
-          `duplicate client_id "${clientId}" (also used by ${first.path.join('.')}, ${where(tenant, first.path)})`,
-        )
-      } else {
-        tenant.report(
-          path,
-          `client_id "${clientId}" is also used by ${label(first.owner)} (${where(first.owner, first.path)})`,
-        )
-      }
-    }
-
-    // HS256 signs with JWT_SECRET unless the tenant names its own secret.
-    if (tenant.algorithm === 'HS256' && !tenant.ownSecret) {
-      const problem =
-        jwtSecret === undefined || jwtSecret === ''
-          ? 'JWT_SECRET is not set'
-          : jwtSecret.length < MIN_SECRET_LENGTH
-            ? `JWT_SECRET must be at least ${MIN_SECRET_LENGTH} characters`
-            : undefined
-      if (problem)
-        tenant.report(tenant.algorithmPath ?? [], `${label(tenant)} uses HS256: ${problem}`)
-    }
+/**
+ * The facts of a document the schema took whole, read off the parsed values (hosts and client ids
+ * already lower-cased) instead of validating each field again.
+ */
+export function factsOfValid(
+  valid: { name: string; hosts: readonly string[]; clientIds: readonly string[] },
+  algorithm: JwtAlgorithm,
+  document: Record<string, unknown>,
+  resource: boolean,
+  origin: FactsOrigin,
+): TenantFacts {
+  const specKey = resource ? 'spec' : 'config'
+  const spec = document[specKey] as Record<string, unknown>
+  return {
+    ...origin,
+    name: valid.name,
+    namePath: resource ? RESOURCE_NAME_PATH : FILE_NAME_PATH,
+    hosts: valid.hosts.map((host, index) => ({
+      host: normaliseHost(host),
+      path: [specKey, 'hosts', index],
+    })),
+    clientIds: valid.clientIds.map((clientId, index) => ({
+      clientId,
+      path: [specKey, 'clients', index, 'client_id'],
+    })),
+    algorithm,
+    algorithmPath: spec.jwt_algorithm === undefined ? undefined : [specKey, 'jwt_algorithm'],
+    ownSecret: spec.jwt_secret !== undefined,
   }
+}
+
+/**
+ * The names, hosts and client ids admitted so far, each with the document that claimed it first.
+ * Every operation costs time in proportion to the one document's claims.
+ */
+export interface RuleIndex {
+  /**
+   * Checks one document against every document admitted before it (and against the settings),
+   * reporting each problem through `report`, then records what it claims that nobody claimed
+   * before: the first document keeps a name or host, a later one is reported.
+   */
+  admit(facts: TenantFacts, report: Report): void
+  /** Forgets what `facts` claimed; claims of other documents stay. */
+  release(facts: TenantFacts): void
+}
+
+interface Claim {
+  owner: TenantFacts
+  path: FieldPath
+}
+
+/** An empty index; `jwtSecret` is the JWT_SECRET setting, for the HS256 rule. */
+export function createRuleIndex(jwtSecret: string | undefined): RuleIndex {
+  const names = new Map<string, Claim>()
+  const hosts = new Map<string, Claim>()
+  const clientIds = new Map<string, Claim>()
+
+  return {
+    admit(tenant, report) {
+      if (tenant.name !== undefined) {
+        const first = names.get(tenant.name)
+        if (first) {
+          report(
+            tenant.namePath,
+            `duplicate tenant name "${tenant.name}" (also defined at ${where(first.owner, first.path)})`,
+          )
+        } else {
+          names.set(tenant.name, { owner: tenant, path: tenant.namePath })
+        }
+      }
+
+      // Hosts are compared without the port, as the Host header is matched. Repeats
+      // within one tenant are the schema's business.
+      for (const { host, path } of tenant.hosts) {
+        const first = hosts.get(host)
+        if (!first) hosts.set(host, { owner: tenant, path })
+        else if (first.owner !== tenant) {
+          report(
+            path,
+            `host "${host}" is also used by ${label(first.owner)} (${where(first.owner, first.path)})`,
+          )
+        }
+      }
+
+      for (const { clientId, path } of tenant.clientIds) {
+        const first = clientIds.get(clientId)
+        if (!first) clientIds.set(clientId, { owner: tenant, path })
+        else if (first.owner === tenant) {
+          report(
+            path,
+            `duplicate client_id "${clientId}" (also used by ${first.path.join('.')}, ${where(tenant, first.path)})`,
+          )
+        } else {
+          report(
+            path,
+            `client_id "${clientId}" is also used by ${label(first.owner)} (${where(first.owner, first.path)})`,
+          )
+        }
+      }
+
+      // HS256 signs with JWT_SECRET unless the tenant names its own secret.
+      if (tenant.algorithm === 'HS256' && !tenant.ownSecret) {
+        const problem =
+          jwtSecret === undefined || jwtSecret === ''
+            ? 'JWT_SECRET is not set'
+            : jwtSecret.length < MIN_SECRET_LENGTH
+              ? `JWT_SECRET must be at least ${MIN_SECRET_LENGTH} characters`
+              : undefined
+        if (problem) report(tenant.algorithmPath ?? [], `${label(tenant)} uses HS256: ${problem}`)
+      }
+    },
+    release(tenant) {
+      const drop = (claims: Map<string, Claim>, key: string) => {
+        if (claims.get(key)?.owner === tenant) claims.delete(key)
+      }
+      if (tenant.name !== undefined) drop(names, tenant.name)
+      for (const { host } of tenant.hosts) drop(hosts, host)
+      for (const { clientId } of tenant.clientIds) drop(clientIds, clientId)
+    },
+  }
+}
+
+/** Runs every cross-document rule over `documents` in order, reporting through each's `report`. */
+export function checkRules(
+  documents: readonly { facts: TenantFacts; report: Report }[],
+  jwtSecret: string | undefined,
+): void {
+  const index = createRuleIndex(jwtSecret)
+  for (const { facts, report } of documents) index.admit(facts, report)
 }
 
 function label(tenant: TenantFacts): string {

@@ -1,0 +1,176 @@
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createFilesSource } from '../../src/sources/files.js'
+import type { TenantRuntime } from '../../src/tenants.js'
+import { eventually } from '../support/eventually.js'
+import { postForm } from '../support/http.js'
+import { startIssuer, tempDir } from '../support/issuer.js'
+import type { RunningIssuer } from '../support/issuer.js'
+
+// Enough files that reading them all is clearly slower than reading one, few enough to start in
+// a couple of seconds on a busy machine.
+const COUNT = 3000
+const PROVIDER = `export default {
+  async authenticate({ username, password }) {
+    return username === 'alice' && password === 'alice-password' ? { sub: 'alice' } : null
+  },
+}
+`
+
+const name = (index: number): string => `t${String(index).padStart(4, '0')}`
+const host = (index: number): string => `${name(index)}.test`
+const clientId = (index: number): string =>
+  `${index.toString(16).padStart(8, '0')}-0000-4000-8000-000000000001`
+
+/** Tenant `index`'s file; `hosts` and `clientId` replace its own. */
+function tenantYaml(index: number, change: { hosts?: string[]; clientId?: string } = {}): string {
+  return [
+    `name: ${name(index)}`,
+    'config:',
+    `  hosts: [${(change.hosts ?? [host(index)]).join(', ')}]`,
+    '  providers: [../users.provider.mjs]',
+    '  clients:',
+    `    - client_id: ${change.clientId ?? clientId(index)}`,
+    '      client_secret: client-secret',
+    '      grant_types: [password]',
+    '',
+  ].join('\n')
+}
+
+function passwordToken(url: string, index: number, at = host(index)) {
+  return postForm(url, at, {
+    grant_type: 'password',
+    username: 'alice',
+    password: 'alice-password',
+    client_id: clientId(index),
+    client_secret: 'client-secret',
+  })
+}
+
+/** The log lines from `from` on, parsed. */
+function entries(issuer: RunningIssuer, from: number): { msg: string; time: number }[] {
+  return issuer.logs
+    .slice(from)
+    .flatMap((chunk) => chunk.split('\n'))
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as { msg: string; time: number })
+}
+
+describe('reloading tenant files one by one, among thousands', () => {
+  let tmp: ReturnType<typeof tempDir>
+  let config: string
+  const file = (index: number): string => join(config, 'tenants', `${name(index)}.yaml`)
+  beforeAll(() => {
+    tmp = tempDir()
+    config = join(tmp.dir, 'config')
+    mkdirSync(join(config, 'tenants'), { recursive: true })
+    writeFileSync(join(config, 'users.provider.mjs'), PROVIDER)
+    for (let index = 0; index < COUNT; index++) writeFileSync(file(index), tenantYaml(index))
+    // Tenant 2 starts with a second host, which moves to tenant 3 below.
+    writeFileSync(file(2), tenantYaml(2, { hosts: [host(2), 'moving.test'] }))
+  })
+  afterAll(() => tmp.remove())
+
+  it('re-reads only the changed files and swaps only their tenants', async () => {
+    const started = performance.now()
+    const issuer = await startIssuer({
+      databaseUrl: `sqlite:${tmp.dir}/tessera.db`,
+      config,
+      source: ({ settings, logger, env }) =>
+        createFilesSource({
+          path: config,
+          env,
+          jwtSecret: settings.jwtSecret,
+          logger,
+          watch: true,
+        }),
+    })
+    const fullLoadMs = performance.now() - started
+    const runtimes = (): Map<string, TenantRuntime> =>
+      new Map(issuer.issuer.registry.all().map((runtime) => [runtime.tenant.name, runtime]))
+    /** Writes, then waits for the reload and answers how long it took, from its log lines. */
+    const change = async (write: () => void): Promise<number> => {
+      const mark = issuer.logs.length
+      write()
+      return eventually(() => {
+        const lines = entries(issuer, mark)
+        const began = lines.find((line) => line.msg.includes('changed on disk: reloading'))
+        const done = lines.find((line) => line.msg === 'configuration reloaded')
+        expect(began).toBeDefined()
+        expect(done).toBeDefined()
+        return done!.time - began!.time
+      })
+    }
+    try {
+      expect(issuer.issuer.registry.all()).toHaveLength(COUNT)
+      expect((await passwordToken(issuer.url, 1, 'new.test')).status).toBe(404)
+
+      // One file changes: a new host for tenant 1.
+      const before = runtimes()
+      const reloadMs = await change(() =>
+        writeFileSync(file(1), tenantYaml(1, { hosts: [host(1), 'new.test'] })),
+      )
+      const after = runtimes()
+      expect(after.size).toBe(COUNT)
+      const swapped = [...after].filter(([tenant, runtime]) => before.get(tenant) !== runtime)
+      expect(swapped.map(([tenant]) => tenant)).toEqual([name(1)])
+      expect((await passwordToken(issuer.url, 1, 'new.test')).status).toBe(200)
+      expect((await passwordToken(issuer.url, 1)).status).toBe(200)
+      // Proportional to the files changed, not to the 3,000: the full load read them all.
+      expect(reloadMs * 10).toBeLessThan(fullLoadMs)
+
+      // In one change: tenant 4's file turns invalid, tenant 5's gains a host, tenant 6's file
+      // goes, and the host of tenant 2 moves to tenant 3.
+      const mark = issuer.logs.length
+      const kept = runtimes()
+      await change(() => {
+        writeFileSync(
+          file(4),
+          tenantYaml(4, { hosts: [host(4), 'refused.test'], clientId: 'not-a-uuid' }),
+        )
+        writeFileSync(file(5), tenantYaml(5, { hosts: [host(5), 'five.test'] }))
+        rmSync(file(6))
+        writeFileSync(file(2), tenantYaml(2))
+        writeFileSync(file(3), tenantYaml(3, { hosts: [host(3), 'moving.test'] }))
+      })
+      const now = runtimes()
+      // The invalid file: its tenant keeps its last good version, and the problem is logged with
+      // its file and line.
+      expect(now.get(name(4))).toBe(kept.get(name(4)))
+      expect((await passwordToken(issuer.url, 4)).status).toBe(200)
+      expect((await passwordToken(issuer.url, 4, 'refused.test')).status).toBe(404)
+      const logged = issuer.logs.slice(mark).join('')
+      expect(logged).toContain('configuration refused in part')
+      expect(logged).toMatch(
+        /tenants\/t0004\.yaml:6: config\.clients\.0\.client_id: must be a UUID/,
+      )
+      // The other changes are taken.
+      expect((await passwordToken(issuer.url, 5, 'five.test')).status).toBe(200)
+      expect(now.has(name(6))).toBe(false)
+      expect((await passwordToken(issuer.url, 6)).status).toBe(404)
+      expect(issuer.issuer.registry.byHost('moving.test')?.tenant.name).toBe(name(3))
+      expect((await passwordToken(issuer.url, 3, 'moving.test')).status).toBe(200)
+      // Tenant 2's client is unknown at the host's new tenant.
+      expect((await passwordToken(issuer.url, 2, 'moving.test')).status).toBe(401)
+      expect((await passwordToken(issuer.url, 2)).status).toBe(200)
+      const changed = [...now].filter(([tenant, runtime]) => kept.get(tenant) !== runtime)
+      expect(changed.map(([tenant]) => tenant).sort()).toEqual([name(2), name(3), name(5)])
+      expect(now.size).toBe(COUNT - 1)
+
+      // Fixed, the file is taken.
+      await change(() => writeFileSync(file(4), tenantYaml(4, { hosts: [host(4), 'four.test'] })))
+      expect((await passwordToken(issuer.url, 4, 'four.test')).status).toBe(200)
+
+      // SIGHUP re-reads every file and rebuilds every tenant, provider scripts imported afresh.
+      const beforeHangup = runtimes()
+      expect(await issuer.issuer.reload()).toBe(true)
+      const afterHangup = runtimes()
+      expect(afterHangup.size).toBe(COUNT - 1)
+      expect([...afterHangup].some(([tenant, rt]) => beforeHangup.get(tenant) === rt)).toBe(false)
+      expect((await passwordToken(issuer.url, 4, 'four.test')).status).toBe(200)
+    } finally {
+      await issuer.close()
+    }
+  })
+})
