@@ -159,7 +159,12 @@ export function createFilesSource(options: FilesSourceOptions): TenantSource {
     }
     const refused = new Map<string, string[]>()
     for (const { name, file } of changed) {
-      if (file.issues.length > 0) refused.set(name, file.issues.map(formatConfigIssue))
+      if (file.issues.length === 0) continue
+      // Refused already; its clashes with the files that stay are worth saying in the same go.
+      const clashes = claims.admit(file)
+      claims.release(file)
+      const issues = [...file.issues, ...clashes].sort((a, b) => a.line - b.line)
+      refused.set(name, issues.map(formatConfigIssue))
     }
     const readmitted = new Set<string>()
     let accepted: typeof changed
