@@ -47,14 +47,25 @@ export async function checkConfigCommand(
     process.stderr.write(`configuration refused: ${refused.length} problem(s) in ${from}\n`)
     return 1
   }
-  process.stdout.write(`configuration OK: ${tenants.length} tenant(s) from ${from}\n`)
+  const lines = [`configuration OK: ${tenants.length} tenant(s) from ${from}`]
   for (const tenant of tenants) {
-    process.stdout.write(
+    lines.push(
       `  ${tenant.name}: ${tenant.jwtAlgorithm}, hosts ${tenant.hosts.join(', ')}, ` +
-        `${tenant.clients.length} client(s), ${tenant.providers.length} provider(s)\n`,
+        `${tenant.clients.length} client(s), ${tenant.providers.length} provider(s)`,
     )
   }
   // On stdout with the summary: they are what start and dev would warn about, not problems.
-  for (const note of notes) process.stdout.write(`note: ${note}\n`)
+  for (const note of notes) lines.push(`note: ${note}`)
+  await written(`${lines.join('\n')}\n`)
   return 0
+}
+
+/**
+ * Writes to stdout and waits until it is out: the command exits as soon as it returns, and a
+ * pipe takes ten thousand tenants' lines more slowly than they are written.
+ */
+function written(text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    process.stdout.write(text, (error) => (error ? reject(error) : resolve()))
+  })
 }
