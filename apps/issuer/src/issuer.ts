@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { ConfigError } from '@tessera/config-schema'
 import type { Settings, Tenant } from '@tessera/config-schema'
-import type { Clock } from '@tessera/grants'
+import type { Clock, UserAuthenticator } from '@tessera/grants'
 import { MIN_SECRET_LENGTH } from '@tessera/keys'
 import { openStore } from '@tessera/store'
 import type { Store } from '@tessera/store'
@@ -141,6 +141,20 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
     // Before the store is opened: a script that does not load stops the start without touching it.
     const providers = await providersFor(tenants, fresh)
     const store = await openStoreOnce()
+    // Tenants with the same provider scripts share one authenticator: thousands of tenants
+    // usually name the same few scripts.
+    const authenticators = new Map<string, UserAuthenticator>()
+    const users = (tenant: Tenant): UserAuthenticator => {
+      const key = tenant.providers.join('\n')
+      let authenticator = authenticators.get(key)
+      if (authenticator === undefined) {
+        authenticator = createUserAuthenticator(tenant.providers, providers, {
+          timeoutMs: settings.providerTimeoutMs,
+        })
+        authenticators.set(key, authenticator)
+      }
+      return authenticator
+    }
     return createTenantRuntimes(tenants, {
       scheme: options.mode === 'dev' ? 'http' : 'https',
       ...(options.mode === 'dev' && options.port !== undefined ? { port: options.port } : {}),
@@ -152,10 +166,7 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
       keyRotationMs: settings.keyRotationDays * 86_400_000,
       jwksGraceMs: settings.jwksGraceHours * 3_600_000,
       keyEncryptionSecret: settings.keyEncryptionSecret,
-      users: (tenant) =>
-        createUserAuthenticator(tenant.providers, providers, {
-          timeoutMs: settings.providerTimeoutMs,
-        }),
+      users,
     })
   }
   // One change at a time: a SIGHUP must not interleave with a file event or a watch event.

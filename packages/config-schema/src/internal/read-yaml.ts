@@ -31,8 +31,10 @@ export function readYamlText(
   // prettyErrors off: the message stays one line. Lines are counted only where asked for.
   const parsed = parseAllDocuments(text, { prettyErrors: false })
   let reparsed: { documents: typeof parsed; lineCounter: LineCounter } | undefined
-  const locators = new Map<number, (path: FieldPath) => number>()
+  // Made on the first question: ten thousand valid files need none.
+  let locators: Map<number, (path: FieldPath) => number> | undefined
   const locateIn = (index: number) => (path: FieldPath) => {
+    locators ??= new Map()
     let locate = locators.get(index)
     if (locate === undefined) {
       if (reparsed === undefined) {

@@ -1,0 +1,162 @@
+// `pnpm bench`, part 3: start-up with many tenants. For each tenant count (1,000 and 10,000 by
+// default), tenant files from tenants.mjs (half RS256, two clients each, one shared provider):
+// `tessera start` on an empty SQLite database (cold), then again on the same one (warm). Measured
+// from the spawn: until it logs that it listens, until a first token of an HS256 tenant and of
+// an RS256 tenant; and its RSS when listening. RSS per tenant is the difference between the
+// largest and the smallest count, divided by the difference in tenants, so that what the process
+// holds whatever the count cancels out. The issuer is pinned to core 0 as in run.mjs.
+// Environment: BENCH_STARTUP_COUNTS (default "1000,10000"), BENCH_STARTUP_RS256 (the share of
+// RS256 tenants, default 0.5), BENCH_STARTUP_TIMEOUT_SECONDS (per start, default 300: a start
+// that takes longer is reported as such).
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { call, hasTaskset, pinned } from './lib.mjs'
+import { CLIENT_SECRET, clientId, isRs256, tenantHost, writeTenants } from './tenants.mjs'
+
+const here = fileURLToPath(new URL('.', import.meta.url))
+const CLI = join(here, '..', 'dist', 'cli', 'main.js')
+const COUNTS = (process.env.BENCH_STARTUP_COUNTS ?? '1000,10000').split(',').map(Number)
+const RS256 = Number(process.env.BENCH_STARTUP_RS256 ?? 0.5)
+const TIMEOUT_MS = Number(process.env.BENCH_STARTUP_TIMEOUT_SECONDS ?? 300) * 1000
+
+/** Resident set size of a process in MB, from /proc; undefined without it. */
+function rssMb(pid) {
+  try {
+    const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
+    return kb === undefined ? undefined : Number(kb) / 1024
+  } catch {
+    return undefined
+  }
+}
+
+/** A password grant at tenant `index`; resolves with the HTTP status. */
+async function token(url, index) {
+  const response = await call(`${url}/token`, {
+    method: 'POST',
+    host: tenantHost(index),
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      grant_type: 'password',
+      username: 'bench',
+      password: 'bench',
+      client_id: clientId(index, 0),
+      client_secret: CLIENT_SECRET,
+    }),
+  })
+  if (response.status !== 200) throw new Error(`token at tenant ${index}: ${response.status}`)
+}
+
+/** One `tessera start`: milliseconds to listening and to each first token, RSS when listening. */
+async function start(config, databaseUrl, count) {
+  const began = performance.now()
+  const [command, argv] = pinned([process.execPath, CLI, 'start', '--port', '0'])
+  const child = spawn(command, argv, {
+    env: {
+      ...process.env,
+      TESSERA_CONFIG: config,
+      DATABASE_URL: databaseUrl,
+      JWT_SECRET: 'bench-secret-0123456789-abcdefghijklmnop',
+      KEY_ENCRYPTION_SECRET: 'bench-key-encryption-secret-0123456789abcdef',
+      ADMIN_PORT: 'off',
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stderr = ''
+  child.stderr.on('data', (chunk) => (stderr += chunk))
+  try {
+    const url = await new Promise((resolve, reject) => {
+      let buffered = ''
+      const timer = setTimeout(() => reject(new Error('timeout')), TIMEOUT_MS)
+      child.stdout.on('data', (chunk) => {
+        buffered += chunk
+        let newline
+        while ((newline = buffered.indexOf('\n')) !== -1) {
+          const line = buffered.slice(0, newline)
+          buffered = buffered.slice(newline + 1)
+          // The listening line names every tenant: only its start is looked at.
+          if (line.includes('"msg":"tessera issuer listening"')) {
+            clearTimeout(timer)
+            resolve(/"url":"([^"]+)"/.exec(line)[1])
+          }
+        }
+      })
+      child.once('exit', (code) => reject(new Error(`exited with ${code}: ${stderr}`)))
+    })
+    const listening = performance.now() - began
+    const rss = rssMb(child.pid)
+    // The first tenant is HS256 and the second RS256 whenever the share is strictly between 0 and 1.
+    const hs = [0, 1, 2].find((index) => !isRs256(index, RS256))
+    const rs = [0, 1, 2].find((index) => isRs256(index, RS256))
+    let hsToken
+    let rsToken
+    if (hs !== undefined && hs < count) {
+      await token(url, hs)
+      hsToken = performance.now() - began
+    }
+    if (rs !== undefined && rs < count) {
+      await token(url, rs)
+      rsToken = performance.now() - began
+    }
+    return { listening, hsToken, rsToken, rss }
+  } catch (error) {
+    if (error.message === 'timeout') return { timedOut: true }
+    throw error
+  } finally {
+    child.kill('SIGTERM')
+    await new Promise((resolve) =>
+      child.exitCode === null ? child.once('exit', resolve) : resolve(),
+    )
+  }
+}
+
+const tmp = mkdtempSync(join(tmpdir(), 'tessera-startup-'))
+const rows = []
+try {
+  for (const count of COUNTS) {
+    const config = join(tmp, `tenants-${count}`)
+    const rs = writeTenants(config, { count, rs256: RS256 })
+    const databaseUrl = `sqlite:${join(tmp, `startup-${count}.db`)}`
+    for (const database of ['cold', 'warm']) {
+      const result = await start(config, databaseUrl, count)
+      rows.push({ count, rs, database, ...result })
+      process.stderr.write(`${count} tenants, ${database}: ${JSON.stringify(result)}\n`)
+    }
+  }
+} finally {
+  rmSync(tmp, { recursive: true, force: true })
+}
+
+const ms = (value) => (value === undefined ? '—' : `${Math.round(value)}`)
+const timeout = `> ${TIMEOUT_MS / 1000} s`
+console.log(
+  `\nTessera start-up: tenant files from bench/tenants.mjs (${RS256 * 100}% RS256, 2 clients each), SQLite, server on core 0${hasTaskset ? '' : ' (taskset missing: not pinned)'}; one run, ms from the spawn\n`,
+)
+console.log(
+  '| tenants | RS256 | database | listening ms | first HS256 token ms | first RS256 token ms | RSS MB |',
+)
+console.log('|---:|---:|---|---:|---:|---:|---:|')
+for (const row of rows) {
+  if (row.timedOut) {
+    console.log(`| ${row.count} | ${row.rs} | ${row.database} | ${timeout} | | | |`)
+    continue
+  }
+  console.log(
+    `| ${row.count} | ${row.rs} | ${row.database} | ${ms(row.listening)} | ${ms(row.hsToken)} | ${ms(row.rsToken)} | ${row.rss === undefined ? '—' : row.rss.toFixed(0)} |`,
+  )
+}
+const measured = rows.filter((row) => row.database === 'cold' && row.rss !== undefined)
+if (measured.length >= 2) {
+  const small = measured[0]
+  const large = measured[measured.length - 1]
+  const perTenant = ((large.rss - small.rss) * 1024) / (large.count - small.count)
+  console.log(
+    `\nRSS per tenant (cold, ${small.count} to ${large.count} tenants): ${perTenant.toFixed(1)} KB`,
+  )
+  console.log(
+    `listening, ${large.count} vs ${small.count} tenants (cold): ${(large.listening / small.listening).toFixed(2)}×`,
+  )
+}
