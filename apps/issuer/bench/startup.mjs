@@ -6,7 +6,7 @@
 // largest and the smallest count, divided by the difference in tenants, so that what the process
 // holds whatever the count cancels out. The issuer is pinned to core 0 as in run.mjs.
 // Environment: BENCH_STARTUP_COUNTS (default "1000,10000"), BENCH_STARTUP_RS256 (the share of
-// RS256 tenants, default 0.5), BENCH_STARTUP_TIMEOUT_SECONDS (per start, default 300: a start
+// RS256 tenants, default 0.5), BENCH_STARTUP_TIMEOUT_SECONDS (per start, default 180: a start
 // that takes longer is reported as such).
 import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -20,7 +20,7 @@ const here = fileURLToPath(new URL('.', import.meta.url))
 const CLI = join(here, '..', 'dist', 'cli', 'main.js')
 const COUNTS = (process.env.BENCH_STARTUP_COUNTS ?? '1000,10000').split(',').map(Number)
 const RS256 = Number(process.env.BENCH_STARTUP_RS256 ?? 0.5)
-const TIMEOUT_MS = Number(process.env.BENCH_STARTUP_TIMEOUT_SECONDS ?? 300) * 1000
+const TIMEOUT_MS = Number(process.env.BENCH_STARTUP_TIMEOUT_SECONDS ?? 180) * 1000
 
 /** Resident set size of a process in MB, from /proc; undefined without it. */
 function rssMb(pid) {
