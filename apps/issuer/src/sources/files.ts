@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { statSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { readFileSync, statSync } from 'node:fs'
 import { isAbsolute, join, relative, sep } from 'node:path'
 import { setImmediate as yieldToRequests } from 'node:timers/promises'
 import { isDeepStrictEqual } from 'node:util'
@@ -125,11 +126,35 @@ export function createFilesSource(options: FilesSourceOptions): TenantSource {
           for (const known of entries.keys()) if (known.startsWith(prefix)) files.add(known)
         }
       }
+      // Keeps the scripts' stamps current, so that a later scan does not find them changed again.
+      if (other.length > 0) changedScripts()
       return { files, other }
     }
     for (const file of await findConfigFiles(options.path)) files.add(file)
     for (const known of entries.keys()) files.add(known)
-    return { files, other }
+    // Without names to go by, a provider script is known to have changed by its stamp.
+    return { files, other: changedScripts() }
+  }
+
+  /**
+   * The provider scripts of the tenants served that changed since last looked at: by stamp, then
+   * by content, as a ConfigMap update makes every file anew whether it changed or not.
+   */
+  const scripts = new Map<string, { stamp: string; digest: string }>()
+  const changedScripts = (): string[] => {
+    const names = new Set<string>()
+    for (const tenant of served.values()) for (const script of tenant.providers) names.add(script)
+    const changed: string[] = []
+    for (const script of names) {
+      const found = statSync(script, { throwIfNoEntry: false })
+      const stamp = found === undefined ? '' : stampOf(found)
+      const seen = scripts.get(script)
+      if (seen?.stamp === stamp) continue
+      const digest = contentDigest(script)
+      if (seen !== undefined && seen.digest !== digest) changed.push(script)
+      scripts.set(script, { stamp, digest })
+    }
+    return changed
   }
 
   const reloadFiles = async (to: TenantTarget, claims: ConfigIndex, scope: Scope) => {
@@ -314,6 +339,7 @@ export function createFilesSource(options: FilesSourceOptions): TenantSource {
         entries.set(file.file, { stamp: stamps.get(file.file) ?? '', served: file })
       }
       for (const tenant of loaded.tenants) served.set(tenant.name, tenant)
+      changedScripts()
       isLoaded = true
       if (options.watch && !closed) {
         stopWatching = watchPath(
@@ -341,6 +367,15 @@ function needsScan(paths: ReadonlySet<string>): boolean {
   if (paths.size === 0) return true
   for (const path of paths) if (path.split(sep).some((part) => part.startsWith('.'))) return true
   return false
+}
+
+/** A digest of a file's content; empty when it cannot be read. */
+function contentDigest(file: string): string {
+  try {
+    return createHash('sha256').update(readFileSync(file)).digest('base64url')
+  } catch {
+    return ''
+  }
 }
 
 function stampOf(found: { ino: number; size: number; mtimeMs: number; ctimeMs: number }): string {

@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createFilesSource } from '../../src/sources/files.js'
@@ -169,6 +169,72 @@ describe('reloading tenant files one by one, among thousands', () => {
       expect(afterHangup.size).toBe(COUNT - 1)
       expect([...afterHangup].some(([tenant, rt]) => beforeHangup.get(tenant) === rt)).toBe(false)
       expect((await passwordToken(issuer.url, 4, 'four.test')).status).toBe(200)
+    } finally {
+      await issuer.close()
+    }
+  })
+})
+
+describe('reloading a ConfigMap volume', () => {
+  let tmp: ReturnType<typeof tempDir>
+  beforeAll(() => {
+    tmp = tempDir()
+  })
+  afterAll(() => tmp.remove())
+
+  it('reads the files again when the volume swaps its ..data link', async () => {
+    // The layout the kubelet makes: each key a link through ..data to a folder named for the
+    // time, swapped in one rename on an update.
+    const volume = join(tmp.dir, 'volume')
+    const version = (stamp: string, hosts: Record<number, string[]>, provider = PROVIDER): void => {
+      const folder = join(volume, `..${stamp}`)
+      mkdirSync(folder, { recursive: true })
+      writeFileSync(join(folder, 'users.provider.mjs'), provider)
+      for (const index of [0, 1, 2]) {
+        writeFileSync(
+          join(folder, `${name(index)}.yaml`),
+          tenantYaml(index, { hosts: hosts[index] ?? [host(index)] }).replace('../users', 'users'),
+        )
+      }
+      symlinkSync(`..${stamp}`, join(volume, '..data_tmp'))
+      renameSync(join(volume, '..data_tmp'), join(volume, '..data'))
+    }
+    version('2024_01_01', {})
+    for (const file of ['users.provider.mjs', ...[0, 1, 2].map((i) => `${name(i)}.yaml`)]) {
+      symlinkSync(join('..data', file), join(volume, file))
+    }
+    const issuer = await startIssuer({
+      databaseUrl: `sqlite:${tmp.dir}/tessera.db`,
+      config: volume,
+      source: ({ settings, logger, env }) =>
+        createFilesSource({
+          path: volume,
+          env,
+          jwtSecret: settings.jwtSecret,
+          logger,
+          watch: true,
+        }),
+    })
+    try {
+      const before = issuer.issuer.registry.byHost(host(0))
+      expect((await passwordToken(issuer.url, 1, 'swapped.test')).status).toBe(404)
+      version('2024_01_02', { 1: [host(1), 'swapped.test'] })
+      await eventually(async () => {
+        expect((await passwordToken(issuer.url, 1, 'swapped.test')).status).toBe(200)
+      })
+      // The unchanged tenants were read again (their files are new inodes) and left as they were.
+      expect(issuer.issuer.registry.byHost(host(0))).toBe(before)
+
+      // A new version of the provider script: every tenant using it takes it, imported afresh.
+      version(
+        '2024_01_03',
+        { 1: [host(1), 'swapped.test'] },
+        PROVIDER.replace('alice-password', 'changed'),
+      )
+      await eventually(async () => {
+        expect((await passwordToken(issuer.url, 0)).status, issuer.logs.join('')).toBe(400)
+      })
+      expect(issuer.issuer.registry.byHost(host(0))).not.toBe(before)
     } finally {
       await issuer.close()
     }
