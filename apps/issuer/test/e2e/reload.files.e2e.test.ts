@@ -162,11 +162,30 @@ describe('reloading tenant files one by one, among thousands', () => {
       await change(() => writeFileSync(file(4), tenantYaml(4, { hosts: [host(4), 'four.test'] })))
       expect((await passwordToken(issuer.url, 4, 'four.test')).status).toBe(200)
 
+      // A new folder with a new tenant in it.
+      await change(() => {
+        mkdirSync(join(config, 'tenants', 'more'))
+        const yaml = tenantYaml(COUNT).replace('../users', '../../users')
+        writeFileSync(join(config, 'tenants', 'more', 'new.yaml'), yaml)
+      })
+      expect((await passwordToken(issuer.url, COUNT)).status).toBe(200)
+      // ...and a change inside it, seen by the folder's own watcher.
+      await change(() =>
+        writeFileSync(
+          join(config, 'tenants', 'more', 'new.yaml'),
+          tenantYaml(COUNT, { hosts: [host(COUNT), 'more.test'] }).replace(
+            '../users',
+            '../../users',
+          ),
+        ),
+      )
+      expect((await passwordToken(issuer.url, COUNT, 'more.test')).status).toBe(200)
+
       // SIGHUP re-reads every file and rebuilds every tenant, provider scripts imported afresh.
       const beforeHangup = runtimes()
       expect(await issuer.issuer.reload()).toBe(true)
       const afterHangup = runtimes()
-      expect(afterHangup.size).toBe(COUNT - 1)
+      expect(afterHangup.size).toBe(COUNT)
       expect([...afterHangup].some(([tenant, rt]) => beforeHangup.get(tenant) === rt)).toBe(false)
       expect((await passwordToken(issuer.url, 4, 'four.test')).status).toBe(200)
     } finally {
