@@ -47,6 +47,7 @@ const TABLES = [
   'marks',
   'secrets',
   'sessions',
+  'key_changes',
 ]
 
 // One database for the file, migrated once and emptied before each test: creating a database
@@ -74,6 +75,7 @@ afterEach(async () => {
 
 async function emptyTables(): Promise<void> {
   await raw.query(`TRUNCATE ${TABLES.join(', ')}`)
+  // The counter's one row stays: the feed's numbers only grow, across tests too.
 }
 
 /** A store on the file's database, closed after the test. */
@@ -267,7 +269,7 @@ describe('openPostgresStore', () => {
       await expect(migratePostgres(client, [...PG_MIGRATIONS, broken])).rejects.toThrow(
         /no_such_table/,
       )
-      expect(await tables()).toEqual([...TABLES, 'schema_migrations'].sort())
+      expect(await tables()).toEqual([...TABLES, 'key_change_counter', 'schema_migrations'].sort())
       const { rows } = await client.query('SELECT max(version) AS v FROM schema_migrations')
       expect(rows).toEqual([{ v: PG_MIGRATIONS.length }])
     } finally {

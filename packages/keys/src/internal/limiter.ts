@@ -50,7 +50,12 @@ export function createLimiter(concurrency: number): Limiter {
     },
     run<T>(task: () => Promise<T>, options: { urgent: boolean; signal?: AbortSignal }) {
       const { signal } = options
-      if (signal?.aborted === true) return Promise.reject(signal.reason as Error)
+      if (signal?.aborted === true) {
+        const reason: unknown = signal.reason
+        return Promise.reject(
+          reason instanceof Error ? reason : new Error('aborted', { cause: reason }),
+        )
+      }
       return new Promise<T>((resolve, reject) => {
         const queue = options.urgent ? urgent : background
         const onAbort = (): void => waiting.cancel(signal?.reason)
@@ -59,18 +64,16 @@ export function createLimiter(concurrency: number): Limiter {
             signal?.removeEventListener('abort', onAbort)
             running++
             // A task that throws before its first await rejects like one that fails later.
-            new Promise<T>((settle) => settle(task()))
-              .then(resolve, reject)
-              .finally(() => {
-                running--
-                next()
-              })
+            new Promise<T>((settle) => settle(task())).then(resolve, reject).finally(() => {
+              running--
+              next()
+            })
           },
           cancel: (reason) => {
             const index = queue.indexOf(waiting)
             if (index === -1) return
             queue.splice(index, 1)
-            reject(reason as Error)
+            reject(reason instanceof Error ? reason : new Error('aborted', { cause: reason }))
           },
         }
         signal?.addEventListener('abort', onAbort, { once: true })
