@@ -427,12 +427,15 @@ class TenantKeyRing implements KeyRing {
     const previousKid = this.#snapshot?.active?.kid
     try {
       signal?.throwIfAborted()
-      // Another process may have made the key since the ring last read: adopt it rather than
-      // generate one. Cheap next to a generation.
-      await this.#serially(() => this.#refresh('reload'))
-      if (this.#dueReason(this.#current().active, this.#options.now()) === undefined) {
-        this.#report(reason, previousKid)
-        return
+      if (reason === 'first') {
+        // Another process may have made the key since the ring last read: adopt it rather than
+        // make a request wait for a generation. Rotations skip this read (a restart would send
+        // one per tenant at once); they check again after generating, below.
+        await this.#serially(() => this.#refresh('reload'))
+        if (this.#dueReason(this.#current().active, this.#options.now()) === undefined) {
+          this.#report(reason, previousKid)
+          return
+        }
       }
       // Generated outside the ring's queue: the old key keeps signing, and a reload (another
       // replica's revocation) is not held up behind the generation.

@@ -215,6 +215,22 @@ describe('a key ring rotates in the background', () => {
     ])
   })
 
+  it('adopts the key another process rotated to while it generated, storing no second one', async () => {
+    await seeded()
+    now = start + day
+    const gen = gatedGenerator()
+    const ring = await loadKeyRing(options({ generateKey: gen.generateKey }))
+    await vi.waitFor(() => expect(gen.calls()).toBe(1))
+    const replica = await loadKeyRing(options())
+    await replica.idle()
+    const insert = vi.spyOn(store, 'insertKeyIfAbsent')
+    gen.release()
+    await ring.idle()
+    expect(insert).not.toHaveBeenCalled()
+    expect(ring.activeKid()).toBe(replica.activeKid())
+    expect([...store.rows.values()].map((key) => key.kid)).toEqual(['2025-03-10', '2025-03-11'])
+  })
+
   it('retries a failed restart rotation on the next maintain, never caching the failure', async () => {
     await seeded()
     now = start + day
