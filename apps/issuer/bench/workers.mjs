@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
@@ -113,6 +113,8 @@ const scenarios = {
   }),
 }
 
+// Other work on the machine takes the cores these runs share: say how busy it was.
+const loadBefore = loadavg()[0]
 const tmp = mkdtempSync(join(tmpdir(), 'tessera-bench-workers-'))
 const results = {}
 try {
@@ -135,7 +137,8 @@ try {
 const cores = (value) => value.toFixed(2)
 console.log(
   `\nWorkers: tessera start --workers 2 vs --workers 1, SQLite; ${SECONDS} s per scenario, ` +
-    `${CONNECTIONS} connections; nothing pinned (the load generator shares the cores)\n`,
+    `${CONNECTIONS} connections; nothing pinned (the load generator shares the cores); ` +
+    `load average ${loadBefore.toFixed(1)} before, ${loadavg()[0].toFixed(1)} after\n`,
 )
 console.log(
   '| scenario | workers | req/s | p99 ms | issuer CPU (cores) | load generator CPU (cores) | ×1 worker |',
