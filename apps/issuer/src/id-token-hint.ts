@@ -21,6 +21,8 @@ export function createIdTokenHintVerifier(
   const decoder = new TextDecoder()
   return async (token) => {
     try {
+      // Before its first key this ring knows none another replica may have signed with.
+      if (ring.activeKid() === undefined) await ring.ensureKey()
       const { payload } = await compactVerify(token, keySet(), { algorithms: ['RS256'] })
       const claims: unknown = JSON.parse(decoder.decode(payload))
       if (typeof claims !== 'object' || claims === null || Array.isArray(claims)) return undefined

@@ -12,6 +12,8 @@ import { createClientKeys } from './client-keys/client-keys.js'
 import type { ClientJwksOptions } from './client-keys/client-keys.js'
 import { createApp } from './app.js'
 import { KEY_POLL_INTERVAL_MS } from './key-admin.js'
+import { createKeyPoll, logKeyEvent } from './key-poll.js'
+import type { KeyPoll } from './key-poll.js'
 import { keyEncryptionIssue } from './key-encryption.js'
 import { createMetrics } from './metrics.js'
 import type { Metrics } from './metrics.js'
@@ -86,7 +88,9 @@ export interface Issuer {
  * (see keyEncryptionIssue). With the kubernetes
  * source the store is opened first and the issuer is returned at once: it serves no tenant, and
  * /readyz answers 503, until the first list of Tenant resources has been applied; a Tenant that
- * cannot be served is refused alone. While running, every key ring is reloaded every 5 s.
+ * cannot be served is refused alone. No key is generated before listening: RS256 keys are made
+ * on first use, rotations in the background. While running, the store is asked every 5 s which
+ * tenants' keys changed, and only their rings are reloaded.
  */
 export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
   const { settings, logger } = options
@@ -111,6 +115,10 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
     current = createTenantRegistry([...next.values()])
   }
 
+  // Shutdown stops the key rings making keys: nothing is generated or written after close.
+  const keysStop = new AbortController()
+  let keyPoll: KeyPoll | undefined
+
   let generation = 0
   /** Provider scripts, key rings and grant contexts for `tenants`; throws on any problem. */
   const build = async (tenants: readonly Tenant[]): Promise<TenantRuntime[]> => {
@@ -123,6 +131,14 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
       generation++,
     )
     const store = await openStoreOnce()
+    // The change feed's position before the first rings read their keys: nothing in between is
+    // missed by the poll.
+    keyPoll ??= createKeyPoll({
+      store: store.keys,
+      rings: () => registry.all().map((runtime) => runtime.keyRing),
+      logger,
+    })
+    await keyPoll.begin()
     return createTenantRuntimes(tenants, {
       scheme: options.mode === 'dev' ? 'http' : 'https',
       ...(options.mode === 'dev' && options.port !== undefined ? { port: options.port } : {}),
@@ -134,6 +150,8 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
       keyRotationMs: settings.keyRotationDays * 86_400_000,
       jwksGraceMs: settings.jwksGraceHours * 3_600_000,
       keyEncryptionSecret: settings.keyEncryptionSecret,
+      onKeyEvent: (event) => logKeyEvent(logger, event),
+      keySignal: keysStop.signal,
       users: (tenant) =>
         createUserAuthenticator(tenant.providers, providers, {
           timeoutMs: settings.providerTimeoutMs,
@@ -237,10 +255,8 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
       })
     }, PURGE_INTERVAL_MS)
     sweep.unref()
-    const keyPoll = setInterval(() => {
-      for (const runtime of registry.all()) void reloadKeys(runtime, logger)
-    }, KEY_POLL_INTERVAL_MS)
-    keyPoll.unref()
+    const keyTimer = setInterval(() => void keyPoll?.poll(), KEY_POLL_INTERVAL_MS)
+    keyTimer.unref()
     if (source.listenBeforeLoaded) {
       // Retries until the first configuration is applied; it rejects only when closed first.
       source.start(target).catch((error: unknown) => {
@@ -260,14 +276,18 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
       close: async () => {
         closed = true
         clearInterval(sweep)
-        clearInterval(keyPoll)
+        clearInterval(keyTimer)
+        keysStop.abort()
         await source.close()
         await changing
+        // A key being written finishes before the store closes; queued generations were dropped.
+        await Promise.all(registry.all().map((runtime) => runtime.keyRing.idle()))
         await store.close()
       },
     }
   } catch (error) {
     closed = true
+    keysStop.abort()
     await source.close()
     await opened?.close()
     throw error
@@ -295,26 +315,6 @@ async function createTenantSource(options: IssuerOptions): Promise<TenantSource>
     logger,
     watch: options.watch ?? false,
   })
-}
-
-/**
- * One poll of a tenant's key ring: picks up keys rotated or revoked elsewhere, rotates by age,
- * prunes. A failure keeps the ring serving what it had and is logged (never with key material:
- * KeyError messages name tenants and kids only).
- */
-async function reloadKeys(runtime: TenantRuntime, logger: Logger): Promise<void> {
-  const ring = runtime.keyRing
-  const before = ring.activeKid()
-  try {
-    await ring.reload()
-  } catch (error) {
-    logger.warn({ tenant: ring.tenant, err: error }, 'reloading keys failed; serving the last good')
-    return
-  }
-  const after = ring.activeKid()
-  if (after !== before) {
-    logger.info({ tenant: ring.tenant, kid: after, previous: before }, 'signing key changed')
-  }
 }
 
 /**

@@ -7,7 +7,7 @@ import {
   loadKeyRing,
   verifyStoredKeys,
 } from '@tessera/keys'
-import type { KeyRing, KeyStore, TokenSigner } from '@tessera/keys'
+import type { KeyRing, KeyRingEvent, KeyStore, StoredKey, TokenSigner } from '@tessera/keys'
 import { corsOrigins } from './http/cors.js'
 import { createIdTokenHintVerifier } from './id-token-hint.js'
 import { hasOpenIdClients } from './id-token-keys.js'
@@ -46,6 +46,10 @@ export interface TenantRuntimeOptions {
   jwksGraceMs: number
   /** KEY_ENCRYPTION_SECRET, when set. */
   keyEncryptionSecret: string | undefined
+  /** What the key rings report: keys made, failed attempts (for the log). */
+  onKeyEvent?: (event: KeyRingEvent) => void
+  /** Aborted on shutdown: the rings stop making keys. */
+  keySignal?: AbortSignal
   users: (tenant: Tenant) => UserAuthenticator
 }
 
@@ -69,12 +73,14 @@ function hasPort(host: string): boolean {
 }
 
 /**
- * Builds the runtime of each tenant: key rings are loaded (and RS256 keys created on first use,
- * for the access tokens of RS256 tenants and for the ID tokens of tenants with OpenID Connect
- * clients) here, before the tenants are served, so nothing partial is ever served.
+ * Builds the runtime of each tenant: key rings are loaded here, from one read of every tenant's
+ * keys, before the tenants are served. No key is generated here: an RS256 key (for the access
+ * tokens of RS256 tenants, and for the ID tokens of tenants with OpenID Connect clients) is made
+ * on first use, and a rotation due on restart in the background, so the issuer listens at once
+ * however many tenants it serves.
  *
  * Every tenant's stored keys are checked against KEY_ENCRYPTION_SECRET first: loading a ring
- * writes (it encrypts plaintext keys, rotates, prunes), and a wrong secret must stop the start
+ * writes (it encrypts plaintext keys, retires, prunes), and a wrong secret must stop the start
  * before any tenant's keys were touched.
  */
 export async function createTenantRuntimes(
@@ -95,8 +101,21 @@ export async function createTenantRuntimes(
     options.keyEncryptionSecret === undefined
       ? {}
       : { encryptionSecret: options.keyEncryptionSecret }
+  // One query for every tenant's keys, not two or three per tenant.
+  const stored = new Map<string, StoredKey[]>(tenants.map((tenant) => [tenant.name, []]))
+  const rows =
+    tenants.length === 0
+      ? []
+      : await options.keyStore.listKeysOfTenants(tenants.map((tenant) => tenant.name))
+  for (const key of rows) stored.get(key.tenant)?.push(key)
+  const keysOf = (name: string): StoredKey[] => stored.get(name) ?? []
   for (const tenant of tenants) {
-    await verifyStoredKeys({ tenant: tenant.name, store: options.keyStore, ...encryption })
+    await verifyStoredKeys({
+      tenant: tenant.name,
+      store: options.keyStore,
+      keys: keysOf(tenant.name),
+      ...encryption,
+    })
   }
 
   const runtimes: TenantRuntime[] = []
@@ -111,7 +130,10 @@ export async function createTenantRuntimes(
       rotateOnRestart: options.keyRotateOnRestart,
       graceMs: options.jwksGraceMs,
       rotationMs: options.keyRotationMs,
+      keys: keysOf(tenant.name),
       ...encryption,
+      ...(options.onKeyEvent === undefined ? {} : { onEvent: options.onKeyEvent }),
+      ...(options.keySignal === undefined ? {} : { signal: options.keySignal }),
     })
     const issuer = issuerUrl(tenant, options.scheme, options.port)
     const secret = tenant.jwtSecret ?? options.jwtSecret

@@ -10,7 +10,8 @@
  * const ring = await loadKeyRing({ tenant: 'acme', algorithm: 'RS256', store: store.keys,
  *   now: Date.now, rotateOnRestart: true, graceMs: 4 * 3_600_000,
  *   encryptionSecret: process.env.KEY_ENCRYPTION_SECRET })
- * const signer = ring.algorithm === 'RS256' ? ring.signer() : createHs256Signer(secret)
+ * const signer = ring.algorithm === 'RS256' ? ring.signer() : createHs256Signer(secret) // first
+ * // signature makes the first key; the JWKS route awaits ring.ensureKey()
  * await rotateKey({ tenant: 'acme', store: store.keys, now: Date.now }) // then ring.reload()
  * ```
  *
@@ -25,7 +26,13 @@ export type { SigningAlgorithm, SignedToken, TokenSigner } from './signer.js'
 export { createJwks, isPublished } from './jwks.js'
 export type { JwksDocument, PublicationOptions, RsaPublicJwk } from './jwks.js'
 export { loadKeyRing, verifyStoredKeys } from './key-ring.js'
-export type { KeyRing, LoadKeyRingOptions, VerifyStoredKeysOptions } from './key-ring.js'
+export type {
+  KeyMakeReason,
+  KeyRing,
+  KeyRingEvent,
+  LoadKeyRingOptions,
+  VerifyStoredKeysOptions,
+} from './key-ring.js'
 export { rotateKey, revokeKey } from './rotation.js'
 export type {
   RevokeKeyOptions,
@@ -37,5 +44,5 @@ export { readKeys } from './key-info.js'
 export type { KeyInfo, ReadKeysOptions } from './key-info.js'
 export { createAccessTokenVerifier } from './verify.js'
 export type { AccessTokenVerifierOptions } from './verify.js'
-export type { KeyState, KeyStore, StoredKey } from './ports.js'
+export type { KeyChanges, KeyState, KeyStore, StoredKey } from './ports.js'
 export type { JWTPayload } from 'jose'

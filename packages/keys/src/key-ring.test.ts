@@ -5,6 +5,7 @@ import { generateRsaKey } from './generate.js'
 import type { JwksDocument } from './jwks.js'
 import { loadKeyRing, verifyStoredKeys, type KeyRing, type LoadKeyRingOptions } from './key-ring.js'
 import { rotateKey } from './rotation.js'
+import type { StoredKey } from './ports.js'
 import { MemoryKeyStore } from './test-utils/memory-key-store.js'
 
 const hour = 3_600_000
@@ -20,16 +21,46 @@ beforeEach(() => {
   now = start
 })
 
-function load(options: Partial<LoadKeyRingOptions> = {}): Promise<KeyRing> {
-  return loadKeyRing({
+/**
+ * A load followed by the ring's first use (which makes its first key) and whatever it started
+ * in the background (a rotation): what a serving issuer's ring looks like a moment later.
+ */
+async function used(loading: Promise<KeyRing>): Promise<KeyRing> {
+  const ring = await loading
+  await ring.ensureKey()
+  await ring.idle()
+  return ring
+}
+
+/** A reload and the rotation it may have started in the background. */
+async function reload(ring: KeyRing): Promise<void> {
+  await ring.reload()
+  await ring.idle()
+}
+
+function options(): LoadKeyRingOptions {
+  return {
     tenant: 'acme',
     algorithm: 'RS256',
     store,
     now: () => now,
     rotateOnRestart: true,
     graceMs,
-    ...options,
-  })
+  }
+}
+
+function load(options: Partial<LoadKeyRingOptions> = {}): Promise<KeyRing> {
+  return used(
+    loadKeyRing({
+      tenant: 'acme',
+      algorithm: 'RS256',
+      store,
+      now: () => now,
+      rotateOnRestart: true,
+      graceMs,
+      ...options,
+    }),
+  )
 }
 
 function keySet(doc: JwksDocument): ReturnType<typeof createLocalJWKSet> {
@@ -112,11 +143,11 @@ describe('loadKeyRing (RS256)', () => {
     await expect(jwtVerify(oldToken, keySet(second.jwks()))).resolves.toBeDefined()
 
     now += graceMs - 1
-    await second.reload()
+    await reload(second)
     expect(kids(second)).toEqual(['2025-03-11', '2025-03-10'])
 
     now += 1
-    await second.reload()
+    await reload(second)
     expect(kids(second)).toEqual(['2025-03-11'])
     expect(store.get('acme', '2025-03-10')).toBeUndefined()
     await expect(jwtVerify(oldToken, keySet(second.jwks()))).rejects.toThrow()
@@ -133,24 +164,50 @@ describe('loadKeyRing (RS256)', () => {
   it('does not rotate on a reload, even on a later date', async () => {
     const ring = await load()
     now = start + day
-    await ring.reload()
+    await reload(ring)
     expect(ring.activeKid()).toBe('2025-03-10')
     expect(await store.listKeys('acme')).toHaveLength(1)
   })
 
-  it('converges on one key when two processes load an empty store at once', async () => {
-    const insert = vi.spyOn(store, 'insertKeyIfAbsent')
+  it('converges on one key when two processes make the first key at once', async () => {
     const [a, b] = await Promise.all([load(), load()])
-    // Both generated a key and raced to insert it; the loser took the winner's.
-    expect(
-      await Promise.all(insert.mock.results.map((result) => result.value as Promise<boolean>)),
-    ).toEqual(expect.arrayContaining([true, false]))
     expect(await store.listKeys('acme')).toHaveLength(1)
     expect(a.activeKid()).toBe('2025-03-10')
     expect(b.activeKid()).toBe(a.activeKid())
     expect(b.jwks()).toEqual(a.jwks())
     const { token } = await b.signer().sign({ sub: 'alice' })
     await expect(jwtVerify(token, keySet(a.jwks()))).resolves.toBeDefined()
+  })
+
+  it('adopts the winner of a lost insert: both generated, both raced to insert', async () => {
+    const pairs = await Promise.all([
+      generateRsaKey('acme', '2025-03-10', start),
+      generateRsaKey('acme', '2025-03-10', start),
+    ])
+    let release = (): void => undefined
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    // Both generations end together, so both rings read an empty store before either inserts.
+    const generateKey = async (): Promise<StoredKey> => {
+      const pair = pairs.pop()
+      if (pair === undefined) throw new Error('a third generation')
+      await gate
+      return pair
+    }
+    const insert = vi.spyOn(store, 'insertKeyIfAbsent')
+    const rings = await Promise.all([
+      loadKeyRing({ ...options(), generateKey }),
+      loadKeyRing({ ...options(), generateKey }),
+    ])
+    const made = Promise.all(rings.map((ring) => ring.ensureKey()))
+    await vi.waitFor(() => expect(pairs).toHaveLength(0))
+    release()
+    await made
+    expect(
+      await Promise.all(insert.mock.results.map((result) => result.value as Promise<boolean>)),
+    ).toEqual(expect.arrayContaining([true, false]))
+    expect(await store.listKeys('acme')).toHaveLength(1)
+    expect(rings[1]?.jwks()).toEqual(rings[0]?.jwks())
+    expect(rings[0]?.activeKid()).toBe('2025-03-10')
   })
 
   it('converges on one new key when two processes rotate at once', async () => {
@@ -181,7 +238,7 @@ describe('loadKeyRing (RS256)', () => {
     await store.insertKeyIfAbsent(rotated)
     await store.updateKeyState('acme', '2025-03-10', 'retired', now)
 
-    await ring.reload()
+    await reload(ring)
     expect(ring.activeKid()).toBe('2025-03-10.2')
     expect(kids(ring)).toEqual(['2025-03-10.2', '2025-03-10'])
     expect(ring.signer().alg).toBe('RS256')
@@ -200,7 +257,7 @@ describe('loadKeyRing (RS256)', () => {
   it('makes a new key on reload once the active one was revoked', async () => {
     const ring = await load()
     await store.updateKeyState('acme', '2025-03-10', 'revoked', undefined)
-    await ring.reload()
+    await reload(ring)
     expect(ring.activeKid()).toBe('2025-03-10.2')
     expect(kids(ring)).toEqual(['2025-03-10.2'])
   })
@@ -236,7 +293,7 @@ describe('loadKeyRing (HS256)', () => {
     await expect(jwtVerify(token, keySet(hs.jwks()))).resolves.toBeDefined()
 
     now += graceMs
-    await hs.reload()
+    await reload(hs)
     expect(hs.jwks()).toEqual({ keys: [] })
     expect(await store.listKeys('acme')).toEqual([])
   })
@@ -273,7 +330,7 @@ describe('loadKeyRing (HS256 with idTokens)', () => {
     expect(kids(second)).toEqual(['2025-03-11', '2025-03-10'])
     expect(store.get('acme', '2025-03-10')).toMatchObject({ state: 'retired', retiredAt: now })
     now += graceMs
-    await second.reload()
+    await reload(second)
     expect(kids(second)).toEqual(['2025-03-11'])
     expect(store.get('acme', '2025-03-10')).toBeUndefined()
   })
@@ -282,7 +339,7 @@ describe('loadKeyRing (HS256 with idTokens)', () => {
     const ring = await idTokens({ rotationMs: 30 * day })
     const signer = ring.signer()
     now = start + 30 * day
-    await ring.reload()
+    await reload(ring)
     expect(ring.activeKid()).toBe('2025-04-09')
     expect((await signer.sign({})).kid).toBe('2025-04-09')
     expect(ring.rs256Since()).toBeUndefined()
@@ -291,7 +348,7 @@ describe('loadKeyRing (HS256 with idTokens)', () => {
   it('makes a new key on reload once the active one was revoked', async () => {
     const ring = await idTokens()
     await store.updateKeyState('acme', '2025-03-10', 'revoked', undefined)
-    await ring.reload()
+    await reload(ring)
     expect(ring.activeKid()).toBe('2025-03-10.2')
     expect(kids(ring)).toEqual(['2025-03-10.2'])
   })
@@ -395,11 +452,11 @@ describe('loadKeyRing (rotation while running)', () => {
     const ring = await load({ rotationMs: 90 * day })
     const signer = ring.signer()
     now = start + 90 * day - 1
-    await ring.reload()
+    await reload(ring)
     expect(ring.activeKid()).toBe('2025-03-10')
 
     now = start + 90 * day
-    await ring.reload()
+    await reload(ring)
     expect(ring.activeKid()).toBe('2025-06-08')
     expect(kids(ring)).toEqual(['2025-06-08', '2025-03-10'])
     expect(store.get('acme', '2025-03-10')).toMatchObject({ state: 'retired', retiredAt: now })
@@ -419,7 +476,7 @@ describe('loadKeyRing (rotation while running)', () => {
       load({ rotationMs: 30 * day }),
     ])
     now = start + 30 * day
-    await Promise.all([a.reload(), b.reload()])
+    await Promise.all([reload(a), reload(b)])
     expect((await store.listKeys('acme')).map((key) => key.kid)).toEqual([
       '2025-03-10',
       '2025-04-09',
@@ -438,7 +495,7 @@ describe('loadKeyRing (rotation while running)', () => {
 
     now = start + hour
     await rotateKey({ tenant: 'acme', store, now: () => now })
-    await ring.reload()
+    await reload(ring)
 
     expect(ring.signer()).toBe(signer)
     const { token: after, kid } = await signer.sign({ sub: 'alice' })
@@ -453,7 +510,7 @@ describe('loadKeyRing (rotation while running)', () => {
     const ring = await load()
     const doc = ring.jwks()
     now += hour
-    await ring.reload()
+    await reload(ring)
     expect(ring.jwks()).toBe(doc)
   })
 
@@ -462,7 +519,7 @@ describe('loadKeyRing (rotation while running)', () => {
     now = start + hour
     const hs = await load({ algorithm: 'HS256' })
     now += graceMs
-    await hs.reload()
+    await reload(hs)
     expect(await store.listKeys('acme')).toEqual([])
 
     const ring = await load()
@@ -477,7 +534,7 @@ describe('loadKeyRing (rotation while running)', () => {
       await retire(tenant, kid, at - 1_000) // another replica got there first
       return retire(tenant, kid, at)
     })
-    await ring.reload()
+    await reload(ring)
     expect(kids(ring)).toEqual(['2025-04-09', '2025-03-10'])
     expect(store.get('acme', '2025-03-10')).toMatchObject({ retiredAt: now - 1_000 })
   })

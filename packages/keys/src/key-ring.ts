@@ -1,4 +1,5 @@
 import { KeyError } from './errors.js'
+import { generateRsaKey } from './generate.js'
 import { createJwks, type JwksDocument } from './jwks.js'
 import { kidForDate } from './kid.js'
 import type { KeyStore, StoredKey } from './ports.js'
@@ -8,12 +9,39 @@ import {
   checkPrivateKeysOpen,
   createActiveKey,
   readTenantKeys,
+  type GenerateKey,
   type TenantKeys,
 } from './internal/key-ops.js'
 import { kidDate } from './internal/kid.js'
-import { isPastGrace, newestActive, rs256PeriodStart } from './internal/lifecycle.js'
+import { isPastGrace, newestActive, retiredSince, rs256PeriodStart } from './internal/lifecycle.js'
+import { keyGenerations } from './internal/limiter.js'
 import { createRs256Signer } from './internal/rs256-signer.js'
-import { parsePrivateJwk } from './internal/stored-key.js'
+import { parsePrivateJwk, parseStoredKeys } from './internal/stored-key.js'
+
+/**
+ * Why a ring makes a key: its first (or a replacement after a revocation left none), a restart
+ * on a later date (KEY_ROTATE_ON_RESTART), or the active key's age (KEY_ROTATION_DAYS).
+ */
+export type KeyMakeReason = 'first' | 'restart' | 'age'
+
+/** What a ring reports through {@link LoadKeyRingOptions.onEvent}; never key material. */
+export type KeyRingEvent =
+  | {
+      type: 'key-made'
+      tenant: string
+      reason: KeyMakeReason
+      /** The new active key: made here, or by another process that won the race. */
+      kid: string
+      /** The key it replaced as the signer, if any. */
+      previousKid: string | undefined
+    }
+  | {
+      type: 'key-make-failed'
+      tenant: string
+      reason: KeyMakeReason
+      /** A KeyError or a store error: names tenants and kids, never key material. */
+      error: unknown
+    }
 
 /** Options of {@link loadKeyRing}. */
 export interface LoadKeyRingOptions {
@@ -27,10 +55,10 @@ export interface LoadKeyRingOptions {
   /**
    * The tenant has OpenID Connect clients: keep an active RS256 key even when its access tokens
    * are HS256, since ID tokens are always RS256. An HS256 ring with `idTokens` treats that key
-   * exactly as an RS256 ring treats its own (created on load when absent, same kid rule, restart
-   * and age rotation, grace, pruning, encryption), publishes it, and {@link KeyRing.signer}
-   * answers its signer; {@link KeyRing.rs256Since} stays undefined, as the access tokens are
-   * still HS256. Omitted or false: an HS256 ring keeps no active key.
+   * exactly as an RS256 ring treats its own (made on first use, same kid rule, restart and age
+   * rotation, grace, pruning, encryption), publishes it, and {@link KeyRing.signer} answers its
+   * signer; {@link KeyRing.rs256Since} stays undefined, as the access tokens are still HS256.
+   * Omitted or false: an HS256 ring keeps no active key.
    *
    * A switch between HS256 with `idTokens` and RS256, either way, keeps the active key: it goes
    * on signing (then access tokens too, or then ID tokens only) and no key is made or retired.
@@ -41,15 +69,24 @@ export interface LoadKeyRingOptions {
   idTokens?: boolean
   /** Where the key pairs live. */
   store: KeyStore
+  /**
+   * The tenant's stored keys, as the caller read them (with {@link KeyStore.listKeysOfTenants},
+   * one query for every tenant of a start). Omitted: the load reads them itself.
+   */
+  keys?: readonly StoredKey[]
   /** Clock, epoch milliseconds. */
   now: () => number
-  /** KEY_ROTATE_ON_RESTART: a load on a later UTC date than the active key's makes a new key. */
+  /**
+   * KEY_ROTATE_ON_RESTART: a load on a later UTC date than the active key's makes a new key, in
+   * the background.
+   */
   rotateOnRestart: boolean
   /** JWKS_GRACE_HOURS in milliseconds: how long a retired key stays published. */
   graceMs: number
   /**
-   * KEY_ROTATION_DAYS in milliseconds: a load or {@link KeyRing.reload} that finds the active key
-   * at least this old makes a new one. Omitted: keys never rotate by age.
+   * KEY_ROTATION_DAYS in milliseconds: once the active key is this old, a new one is made in the
+   * background (noticed by a load, a reload or {@link KeyRing.maintain}). Omitted: keys never
+   * rotate by age.
    */
   rotationMs?: number
   /**
@@ -58,11 +95,32 @@ export interface LoadKeyRingOptions {
    * Omitted: private keys are stored as plaintext JWK JSON.
    */
   encryptionSecret?: string
+  /**
+   * Told of every key the ring makes or adopts, and of every failed attempt (retried at the next
+   * need: the next signature or JWKS for a first key, the next {@link KeyRing.maintain} for a
+   * rotation). For logs; it must not throw.
+   */
+  onEvent?: (event: KeyRingEvent) => void
+  /**
+   * Aborted when the ring's owner shuts down: no key is made or written after it, and a
+   * generation still waiting for its turn leaves the queue.
+   */
+  signal?: AbortSignal
+  /**
+   * Makes an RSA key pair; {@link generateRsaKey} by default. Whatever it is, it runs under the
+   * process-wide limit of two generations at once.
+   */
+  generateKey?: GenerateKey
 }
 
 /**
  * The keys of one tenant: the signing key and the published JWKS, both computed once per load or
  * reload, so serving them costs nothing per request.
+ *
+ * A ring that keeps a key (RS256, or HS256 with `idTokens`) but has none yet makes its first one
+ * when first needed: by a signature of its {@link KeyRing.signer}, or by
+ * {@link KeyRing.ensureKey} (the JWKS route). Rotations are made in the background while the
+ * previous key goes on signing.
  */
 export interface KeyRing {
   /** Tenant name. */
@@ -71,7 +129,7 @@ export interface KeyRing {
   readonly algorithm: SigningAlgorithm
   /**
    * The kid of the key that signs new tokens (at an HS256 tenant with `idTokens`, its ID tokens);
-   * undefined for an HS256 tenant without `idTokens`.
+   * undefined for an HS256 tenant without `idTokens`, and before a ring's first key is made.
    */
   activeKid(): string | undefined
   /**
@@ -79,38 +137,69 @@ export interface KeyRing {
    * keys' creation and retirement times, so every replica and restart finds the same answer:
    * the creation of the oldest key of the unbroken chain of rotations that leads to the active
    * key. A switch from HS256 starts a period; a rollback to HS256 ends one. Undefined for an
-   * HS256 tenant.
+   * HS256 tenant, and for an RS256 tenant before its first key.
    */
   rs256Since(): number | undefined
   /**
    * The tenant's public keys: the active key and retired keys within the grace. Frozen; the same
-   * object until a reload changes what is published.
+   * object until a reload changes what is published. Empty before the first key: serve it after
+   * {@link KeyRing.ensureKey}.
    */
   jwks(): JwksDocument
   /**
+   * Resolves once the ring has its active key: at once when it has one or keeps none (HS256
+   * without `idTokens`); otherwise the key is made (or another process's adopted), once however
+   * many callers wait, and inserted if absent so that replicas agree. A failure rejects every
+   * caller that waited and is retried by the next call.
+   *
+   * @throws KeyError `ERR_KEY_CONFLICT` when the inserts kept losing; store errors
+   */
+  ensureKey(): Promise<void>
+  /**
    * The RS256 signer of the ring. It is one stable object that always signs with the ring's
    * current active key: take it once, and after a rotation or reload new tokens carry the new
-   * kid at once. At an HS256 tenant with `idTokens` it signs ID tokens only.
+   * kid at once. Its first signature at a ring without a key awaits {@link KeyRing.ensureKey}.
+   * At an HS256 tenant with `idTokens` it signs ID tokens only.
    *
    * @throws KeyError `ERR_NO_ACTIVE_KEY` for an HS256 tenant without `idTokens`, whose signer is
    * {@link createHs256Signer} over the shared secret
    */
   signer(): TokenSigner
   /**
-   * Re-reads the store: picks up keys rotated or revoked by another process (`tessera keys`,
-   * other replicas) and applies the rules of {@link loadKeyRing} but the restart rotation:
-   * rotates an RS256 key older than `rotationMs`, makes a key when an RS256 ring (or an HS256
-   * ring with `idTokens`) has no active one left (after a revocation), retires and prunes. Meant to be called on a short poll.
-   * Concurrent calls share one read. On failure the ring keeps serving what it had.
+   * Re-reads the store: picks up keys made, rotated or revoked by another process (`tessera
+   * keys`, other replicas), retires and prunes. Makes nothing itself: when the active key is due
+   * to rotate by age, or a revocation left a ring that had keys without an active one, the new
+   * key is made in the background. Concurrent calls share one read. On failure the ring keeps
+   * serving what it had.
    */
   reload(): Promise<void>
+  /**
+   * What time alone changes, from what the ring already knows, without a store query: starts a
+   * background rotation when one is due (by age, or a restart's that failed), and reloads when a
+   * retired key's grace has ended (to unpublish and prune it). Meant for a short poll; resolves
+   * once what it started is done. Never rejects: failures go to `onEvent` or wait for the next
+   * poll.
+   */
+  maintain(): Promise<void>
+  /** Resolves once no reload and no key making of this ring is under way. */
+  idle(): Promise<void>
 }
 
 interface Snapshot {
-  activeKid: string | undefined
+  active: StoredKey | undefined
   rs256Since: number | undefined
   jwks: JwksDocument
   signer: TokenSigner | undefined
+  /** When the next retired key leaves the JWKS (epoch ms); Infinity when none will. */
+  nextExpiry: number
+  /** Whether the store held any key of the tenant, in any state. */
+  hadKeys: boolean
+}
+
+/** A key to make within a refresh: why, and how its candidates are generated. */
+interface Make {
+  reason: KeyMakeReason
+  generate: GenerateKey
 }
 
 function checkOptions(options: LoadKeyRingOptions): void {
@@ -139,25 +228,37 @@ function checkOptions(options: LoadKeyRingOptions): void {
   if (idTokens !== undefined && typeof idTokens !== 'boolean') {
     throw new TypeError('loadKeyRing: options.idTokens must be a boolean')
   }
+  if (options.keys !== undefined && !Array.isArray(options.keys)) {
+    throw new TypeError('loadKeyRing: options.keys must be an array of stored keys')
+  }
+  for (const name of ['onEvent', 'generateKey'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'function') {
+      throw new TypeError(`loadKeyRing: options.${name} must be a function`)
+    }
+  }
 }
 
 /**
- * Loads the key ring of one tenant, creating, rotating, retiring and pruning keys as needed.
+ * Loads the key ring of one tenant: reads its keys, retires and prunes as needed. A load never
+ * generates a key, so that an issuer listens at once however many tenants it serves.
  *
- * - RS256: the newest active key signs. With none, a key for today's UTC date is created; with
- *   `rotateOnRestart` and an active key from an earlier date, or with `rotationMs` and an active
- *   key at least that old, a new one replaces it and the old one is retired. A same-day restart
- *   reuses the stored key, so the kid and the JWKS stay put.
+ * - RS256: the newest active key signs. With none, the first key (named for the UTC date) is
+ *   made when first needed ({@link KeyRing.ensureKey}, or a signature). With `rotateOnRestart`
+ *   and an active key from an earlier date, or with `rotationMs` and an active key at least that
+ *   old, a new key is made in the background and the old one signs until the new one is stored;
+ *   then the old one is retired. A same-day restart reuses the stored key, so the kid and the
+ *   JWKS stay put.
  * - HS256 with `idTokens`: the same as RS256, for the key that signs ID tokens.
- * - HS256 without: no key is created; keys still active from RS256 days are retired, so tokens
+ * - HS256 without: no key is made; keys still active from RS256 days are retired, so tokens
  *   they signed keep verifying for the grace.
  * - Both: retired keys past the grace are deleted; revoked keys are never published. With
  *   `encryptionSecret`, keys stored in plaintext are encrypted in place.
  *
  * Every private key is decrypted and the published keys are parsed before anything is written,
- * so a wrong secret or a corrupted key fails the load and leaves the store as it was. Creation is
- * insert-if-absent on (tenant, kid): processes that start together converge on the one key that
- * won the insert.
+ * so a wrong secret or a corrupted key fails the load and leaves the store as it was. Making a
+ * key is insert-if-absent on (tenant, kid): processes that race converge on the one key that won
+ * the insert. Generation is asynchronous (the thread pool) and at most two run at once in the
+ * process, first keys (a request waits) before rotations.
  *
  * @throws KeyError `ERR_KEY_DECRYPT` when a stored private key does not decrypt with
  * `encryptionSecret` (or is encrypted and no secret is given); `ERR_KEY_INVALID` when a stored
@@ -175,13 +276,14 @@ function checkOptions(options: LoadKeyRingOptions): void {
  *   encryptionSecret: process.env.KEY_ENCRYPTION_SECRET,
  * })
  * const signer = ring.signer() // follows rotations: take it once
- * setInterval(() => void ring.reload(), 5_000).unref()
+ * await ring.ensureKey() // before serving ring.jwks()
+ * setInterval(() => void ring.maintain(), 5_000).unref() // and ring.reload() when the store says
  * ```
  */
 export async function loadKeyRing(options: LoadKeyRingOptions): Promise<KeyRing> {
   checkOptions(options)
   const ring = new TenantKeyRing({ ...options }, createKeyCipher(options.encryptionSecret))
-  await ring.refresh('load')
+  await ring.load(options.keys)
   return ring
 }
 
@@ -195,7 +297,14 @@ class TenantKeyRing implements KeyRing {
   readonly #signers = new Map<string, TokenSigner>()
   #stableSigner: TokenSigner | undefined
   #snapshot: Snapshot | undefined
+  /** The reload under way, shared by concurrent callers. */
   #pending: Promise<void> | undefined
+  /** The key being made, shared: one generation per ring however many wait. */
+  #making: Promise<void> | undefined
+  /** Reads and writes of this ring run one at a time; generation runs outside it. */
+  #queue: Promise<unknown> = Promise.resolve()
+  /** The load found an active key of an earlier date with rotateOnRestart: rotate until done. */
+  #restartPending = false
 
   constructor(options: LoadKeyRingOptions, cipher: KeyCipher) {
     this.tenant = options.tenant
@@ -205,8 +314,13 @@ class TenantKeyRing implements KeyRing {
     this.#cipher = cipher
   }
 
+  async load(keys: readonly StoredKey[] | undefined): Promise<void> {
+    await this.#serially(() => this.#refresh('load', keys))
+    this.#startDue()
+  }
+
   activeKid(): string | undefined {
-    return this.#current().activeKid
+    return this.#current().active?.kid
   }
 
   rs256Since(): number | undefined {
@@ -217,8 +331,16 @@ class TenantKeyRing implements KeyRing {
     return this.#current().jwks
   }
 
-  signer(): TokenSigner {
+  async ensureKey(): Promise<void> {
+    if (!this.#keepsKey || this.#current().signer !== undefined) return
+    await this.#make('first')
     if (this.#current().signer === undefined) {
+      throw new KeyError('ERR_NO_ACTIVE_KEY', `tenant "${this.tenant}" has no active key`)
+    }
+  }
+
+  signer(): TokenSigner {
+    if (!this.#keepsKey) {
       throw new KeyError(
         'ERR_NO_ACTIVE_KEY',
         `tenant "${this.tenant}" signs with ${this.algorithm} and has no OpenID Connect clients; ` +
@@ -226,13 +348,13 @@ class TenantKeyRing implements KeyRing {
       )
     }
     // One object for the ring's life that looks the active key up per token: callers that took
-    // it once (the grant context) sign with a rotated key as soon as a reload switched to it.
+    // it once (the grant context) sign with a rotated key as soon as the ring switched to it.
     this.#stableSigner ??= {
       alg: 'RS256',
-      sign: (claims): Promise<SignedToken> => {
+      sign: async (claims): Promise<SignedToken> => {
+        if (this.#current().signer === undefined) await this.ensureKey()
         const { signer } = this.#current()
-        if (signer === undefined)
-          throw new Error('unreachable: a ring that keeps a key has a signer')
+        if (signer === undefined) throw new Error('unreachable: ensureKey leaves a signer')
         return signer.sign(claims)
       },
     }
@@ -240,17 +362,142 @@ class TenantKeyRing implements KeyRing {
   }
 
   reload(): Promise<void> {
-    this.#pending ??= this.refresh('reload').finally(() => {
-      this.#pending = undefined
-    })
+    this.#pending ??= this.#serially(() => this.#refresh('reload'))
+      .then(() => this.#startDue())
+      .finally(() => {
+        this.#pending = undefined
+      })
     return this.#pending
   }
 
-  async refresh(mode: 'load' | 'reload'): Promise<void> {
+  async maintain(): Promise<void> {
+    try {
+      if (this.#options.now() >= this.#current().nextExpiry) await this.reload()
+      else this.#startDue()
+      await this.#making
+    } catch {
+      // A failed reload keeps what the ring had and the next poll retries; a failed make was
+      // reported through onEvent and is retried by the next need.
+    }
+  }
+
+  async idle(): Promise<void> {
+    while (this.#making !== undefined || this.#pending !== undefined) {
+      await Promise.allSettled([this.#making, this.#pending])
+    }
+    await this.#queue
+  }
+
+  #serially<T>(step: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(step)
+    this.#queue = run.catch(() => undefined)
+    return run
+  }
+
+  /** Starts in the background the key the ring is due to make, if any. */
+  #startDue(): void {
+    const reason = this.#dueReason(this.#current().active, this.#options.now())
+    if (reason === undefined) return
+    // A ring that never had a key waits for its first use; one whose active key was revoked
+    // without a replacement gets one now, as it had before.
+    if (reason === 'first' && !this.#current().hadKeys) return
+    this.#make(reason).catch(() => undefined)
+  }
+
+  /** Why the ring should make a key now, given its active key; undefined when it should not. */
+  #dueReason(active: StoredKey | undefined, now: number): KeyMakeReason | undefined {
+    if (!this.#keepsKey || this.#options.signal?.aborted === true) return undefined
+    if (active === undefined) return 'first'
+    const { rotationMs } = this.#options
+    const laterDate = (kidDate(active.kid) ?? kidForDate(active.createdAt)) < kidForDate(now)
+    if (this.#restartPending && laterDate) return 'restart'
+    if (rotationMs !== undefined && now - active.createdAt >= rotationMs) return 'age'
+    return undefined
+  }
+
+  #make(reason: KeyMakeReason): Promise<void> {
+    this.#making ??= this.#runMake(reason).finally(() => {
+      this.#making = undefined
+    })
+    return this.#making
+  }
+
+  async #runMake(reason: KeyMakeReason): Promise<void> {
+    const { tenant, signal } = this.#options
+    const previousKid = this.#snapshot?.active?.kid
+    try {
+      signal?.throwIfAborted()
+      if (reason === 'first') {
+        // Another process may have made the key since the ring last read: adopt it rather than
+        // make a request wait for a generation. Rotations skip this read (a restart would send
+        // one per tenant at once); they check again after generating, below.
+        await this.#serially(() => this.#refresh('reload'))
+        if (this.#dueReason(this.#current().active, this.#options.now()) === undefined) {
+          this.#report(reason, previousKid)
+          return
+        }
+      }
+      // Generated outside the ring's queue: the old key keeps signing, and a reload (another
+      // replica's revocation) is not held up behind the generation.
+      let spare: StoredKey | undefined = await this.#generate(reason)
+      const generate: GenerateKey = async () => {
+        signal?.throwIfAborted()
+        if (spare === undefined) return this.#generate(reason)
+        const key = spare
+        spare = undefined
+        return key
+      }
+      await this.#serially(() => this.#refresh('reload', undefined, { reason, generate }))
+      this.#report(reason, previousKid)
+    } catch (error) {
+      if (signal?.aborted !== true) {
+        this.#emit({ type: 'key-make-failed', tenant, reason, error })
+      }
+      throw error
+    }
+  }
+
+  /** One RSA pair under the process-wide limit; a first key jumps the queue of rotations. */
+  #generate(reason: KeyMakeReason): Promise<StoredKey> {
+    const { tenant, signal } = this.#options
+    const generate = this.#options.generateKey ?? generateRsaKey
+    return keyGenerations.run(
+      () => {
+        const now = this.#options.now()
+        return generate(tenant, kidForDate(now), now)
+      },
+      { urgent: reason === 'first', ...(signal === undefined ? {} : { signal }) },
+    )
+  }
+
+  #report(reason: KeyMakeReason, previousKid: string | undefined): void {
+    const kid = this.#snapshot?.active?.kid
+    if (kid !== undefined && kid !== previousKid) {
+      this.#emit({ type: 'key-made', tenant: this.tenant, reason, kid, previousKid })
+    }
+  }
+
+  #emit(event: KeyRingEvent): void {
+    try {
+      this.#options.onEvent?.(event)
+    } catch {
+      // A logger that throws must not turn a made key into a failure.
+    }
+  }
+
+  async #refresh(
+    mode: 'load' | 'reload',
+    given?: readonly StoredKey[],
+    make?: Make,
+  ): Promise<void> {
     const { tenant, algorithm, store, graceMs } = this.#options
     const keepsKey = this.#keepsKey
     const now = this.#options.now()
-    const current = await readTenantKeys(store, tenant)
+    // Pruned kids matter only to name a new key: read them only then.
+    const current: TenantKeys =
+      make !== undefined
+        ? await readTenantKeys(store, tenant)
+        : { keys: parseStoredKeys(given ?? (await store.listKeys(tenant)), tenant), prunedKids: [] }
 
     // Check everything that can fail before the first write, so that a wrong secret or a
     // corrupted key fails the load without having encrypted, created, retired or deleted a key.
@@ -261,10 +508,25 @@ class TenantKeyRing implements KeyRing {
     if (active !== undefined) await this.#signerFor(active)
 
     if (mode === 'load' && this.#cipher.encrypts) await this.#encryptPlaintext(current)
+    if (mode === 'load') {
+      this.#restartPending =
+        this.#options.rotateOnRestart &&
+        active !== undefined &&
+        (kidDate(active.kid) ?? kidForDate(active.createdAt)) < kidForDate(now)
+    }
 
     let keys = current.keys
-    if (keepsKey && this.#rotationDue(active, mode, now)) {
-      ;({ active, keys } = await createActiveKey(store, tenant, this.#cipher, current, now))
+    if (make !== undefined && keepsKey && this.#dueReason(active, now) !== undefined) {
+      this.#options.signal?.throwIfAborted()
+      ;({ active, keys } = await createActiveKey(
+        store,
+        tenant,
+        this.#cipher,
+        current,
+        now,
+        make.generate,
+      ))
+      this.#restartPending = false
     }
 
     const retire = keys.filter((key) => key.state === 'active' && key.kid !== active?.kid)
@@ -292,26 +554,24 @@ class TenantKeyRing implements KeyRing {
     // The same object while nothing published changed: caches keyed on it (the issuer's own
     // verifier) stay warm across polls.
     const same = previous !== undefined && JSON.stringify(previous) === JSON.stringify(jwks)
+    let nextExpiry = Infinity
+    for (const key of kept) {
+      if (key.state === 'retired') nextExpiry = Math.min(nextExpiry, retiredSince(key) + graceMs)
+    }
     this.#snapshot = {
-      activeKid: active?.kid,
+      active,
       // From the keys before pruning: the more of the chain it sees, the earlier, never later.
       // An HS256 ring's key signs ID tokens only: its access tokens have no RS256 period.
       rs256Since:
         algorithm !== 'RS256' || active === undefined ? undefined : rs256PeriodStart(after),
       jwks: same ? previous : jwks,
       signer,
+      nextExpiry,
+      hadKeys: current.keys.length > 0 || current.prunedKids.length > 0,
     }
     // Only the active key signs; forgetting the others keeps a long-lived process from holding
     // every private key it has ever used.
     for (const kid of this.#signers.keys()) if (kid !== active?.kid) this.#signers.delete(kid)
-  }
-
-  #rotationDue(active: StoredKey | undefined, mode: 'load' | 'reload', now: number): boolean {
-    if (active === undefined) return true
-    const { rotateOnRestart, rotationMs } = this.#options
-    const laterDate = (kidDate(active.kid) ?? kidForDate(active.createdAt)) < kidForDate(now)
-    if (mode === 'load' && rotateOnRestart && laterDate) return true
-    return rotationMs !== undefined && now - active.createdAt >= rotationMs
   }
 
   /** Encrypts the keys stored before KEY_ENCRYPTION_SECRET was set. */
@@ -353,6 +613,8 @@ export interface VerifyStoredKeysOptions {
   store: KeyStore
   /** KEY_ENCRYPTION_SECRET, as given to {@link loadKeyRing}. */
   encryptionSecret?: string
+  /** The tenant's stored keys, as the caller read them; omitted: read here. */
+  keys?: readonly StoredKey[]
 }
 
 /**
@@ -369,6 +631,9 @@ export interface VerifyStoredKeysOptions {
  */
 export async function verifyStoredKeys(options: VerifyStoredKeysOptions): Promise<void> {
   const cipher = createKeyCipher(options.encryptionSecret)
-  const { keys } = await readTenantKeys(options.store, options.tenant)
+  const keys = parseStoredKeys(
+    options.keys ?? (await options.store.listKeys(options.tenant)),
+    options.tenant,
+  )
   checkPrivateKeysOpen(keys, cipher)
 }

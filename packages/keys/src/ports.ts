@@ -28,6 +28,14 @@ export interface StoredKey {
   retiredAt?: number
 }
 
+/** What {@link KeyStore.keyChangesSince} answers. */
+export interface KeyChanges {
+  /** Where to ask from next time. */
+  cursor: number
+  /** Each tenant whose keys changed after the cursor asked with, once, in no particular order. */
+  tenants: string[]
+}
+
 /**
  * Persistence for RS256 keys. Implementations must be safe across processes: replicas and the
  * `tessera keys` commands write to the same store while issuers run.
@@ -35,6 +43,11 @@ export interface StoredKey {
 export interface KeyStore {
   /** Every key of a tenant, any state, oldest first. */
   listKeys(tenant: string): Promise<StoredKey[]>
+  /**
+   * Every key of each of `tenants`, any state, by tenant and then oldest first, in one query: a
+   * start loads thousands of tenants' keys with it instead of a query per tenant.
+   */
+  listKeysOfTenants(tenants: readonly string[]): Promise<StoredKey[]>
   /**
    * Inserts the key unless (tenant, kid) exists already. Returns true when this call inserted it.
    * Replicas race here on start; the loser reads the winner's key back.
@@ -70,4 +83,15 @@ export interface KeyStore {
    * (verifiers cache keys by kid).
    */
   listPrunedKids(tenant: string): Promise<string[]>
+  /**
+   * The position of the change feed now: every later write to a key (insert, state, private
+   * key, delete) is reported by {@link KeyStore.keyChangesSince} of it.
+   */
+  keyChangeCursor(): Promise<number>
+  /**
+   * The tenants whose keys were written after `cursor`, by any process, in one query: a running
+   * issuer polls it and reloads only those tenants' rings. Cursors only grow, and a change is
+   * never reported at a cursor that a reader could have passed before the change was visible.
+   */
+  keyChangesSince(cursor: number): Promise<KeyChanges>
 }

@@ -20,16 +20,35 @@ beforeEach(() => {
   now = start
 })
 
+/**
+ * A load followed by the ring's first use (which makes its first key) and whatever it started
+ * in the background (a rotation): what a serving issuer's ring looks like a moment later.
+ */
+async function used(loading: Promise<KeyRing>): Promise<KeyRing> {
+  const ring = await loading
+  await ring.ensureKey()
+  await ring.idle()
+  return ring
+}
+
+/** A reload and the rotation it may have started in the background. */
+async function reload(ring: KeyRing): Promise<void> {
+  await ring.reload()
+  await ring.idle()
+}
+
 function load(options: Partial<LoadKeyRingOptions> = {}): Promise<KeyRing> {
-  return loadKeyRing({
-    tenant: 'acme',
-    algorithm: 'RS256',
-    store,
-    now: () => now,
-    rotateOnRestart: true,
-    graceMs,
-    ...options,
-  })
+  return used(
+    loadKeyRing({
+      tenant: 'acme',
+      algorithm: 'RS256',
+      store,
+      now: () => now,
+      rotateOnRestart: true,
+      graceMs,
+      ...options,
+    }),
+  )
 }
 
 function rotate(options: { encryptionSecret?: string } = {}) {
@@ -89,7 +108,7 @@ describe('rotateKey', () => {
     await revoke('2025-03-10.2')
     // The first key is deleted once its grace has passed; .2 stays, revoked.
     now += graceMs
-    await ring.reload()
+    await reload(ring)
     expect(Object.keys(await states())).toEqual(['2025-03-10.2', '2025-03-10.3'])
     expect(await store.listPrunedKids('acme')).toEqual(['2025-03-10'])
 
@@ -103,7 +122,7 @@ describe('rotateKey', () => {
     now = start + hour
     await rotate()
     expect(ring.activeKid()).toBe('2025-03-10')
-    await ring.reload()
+    await reload(ring)
     expect(ring.activeKid()).toBe('2025-03-10.2')
     expect(kids(ring)).toEqual(['2025-03-10.2', '2025-03-10'])
   })
@@ -144,7 +163,7 @@ describe('revokeKey', () => {
     })
     expect(store.get('acme', '2025-03-10')).toMatchObject({ state: 'revoked', retiredAt: now })
 
-    await ring.reload()
+    await reload(ring)
     expect(ring.activeKid()).toBe('2025-03-10.2')
     expect(kids(ring)).toEqual(['2025-03-10.2'])
     const keySet = createLocalJWKSet({ keys: [...ring.jwks().keys] })
@@ -157,11 +176,11 @@ describe('revokeKey', () => {
     const ring = await load()
     now = start + hour
     await rotate()
-    await ring.reload()
+    await reload(ring)
     expect(kids(ring)).toEqual(['2025-03-10.2', '2025-03-10'])
 
     expect(await revoke('2025-03-10')).toEqual({ kid: '2025-03-10', previousState: 'retired' })
-    await ring.reload()
+    await reload(ring)
     expect(kids(ring)).toEqual(['2025-03-10.2'])
     expect(ring.activeKid()).toBe('2025-03-10.2')
     expect(store.get('acme', '2025-03-10')).toMatchObject({ state: 'revoked', retiredAt: now })
@@ -186,7 +205,7 @@ describe('revokeKey', () => {
       previousState: 'active',
       newActiveKid: '2025-03-10.2',
     })
-    await ring.reload()
+    await reload(ring)
     expect(ring.activeKid()).toBe('2025-03-10.2')
     expect(kids(ring)).toEqual(['2025-03-10.2'])
   })

@@ -22,16 +22,35 @@ beforeEach(() => {
   now = start
 })
 
+/**
+ * A load followed by the ring's first use (which makes its first key) and whatever it started
+ * in the background (a rotation): what a serving issuer's ring looks like a moment later.
+ */
+async function used(loading: Promise<KeyRing>): Promise<KeyRing> {
+  const ring = await loading
+  await ring.ensureKey()
+  await ring.idle()
+  return ring
+}
+
+/** A reload and the rotation it may have started in the background. */
+async function reload(ring: KeyRing): Promise<void> {
+  await ring.reload()
+  await ring.idle()
+}
+
 function load(algorithm: 'HS256' | 'RS256', options: Partial<LoadKeyRingOptions> = {}) {
-  return loadKeyRing({
-    tenant: 'acme',
-    algorithm,
-    store,
-    now: () => now,
-    rotateOnRestart: true,
-    graceMs,
-    ...options,
-  })
+  return used(
+    loadKeyRing({
+      tenant: 'acme',
+      algorithm,
+      store,
+      now: () => now,
+      rotateOnRestart: true,
+      graceMs,
+      ...options,
+    }),
+  )
 }
 
 function verifierOf(ring: KeyRing) {
@@ -136,7 +155,7 @@ describe('createAccessTokenVerifier', () => {
         store,
         now: () => now,
       })
-      await ring.reload()
+      await reload(ring)
       expect(ring.activeKid()).toBe('2025-03-10.2')
       expect(ring.rs256Since()).toBe(start)
     })
@@ -164,7 +183,7 @@ describe('createAccessTokenVerifier', () => {
       const ring = await load('RS256', { rotateOnRestart: false })
       // The load that prunes still counted the pruned key; the next read no longer sees it.
       expect(ring.rs256Since()).toBe(start)
-      await ring.reload()
+      await reload(ring)
       expect(await store.listKeys('acme')).toHaveLength(1)
       // The pruned key's successor was created a grace ago: that is the start now seen, and any
       // token issued before it has expired.
@@ -194,7 +213,7 @@ describe('createAccessTokenVerifier', () => {
       store,
       now: () => now,
     })
-    await ring.reload()
+    await reload(ring)
     expect(await verify(token)).toBeUndefined()
     expect(await verify(await rs256Token(ring))).toMatchObject({ sub: 'alice' })
   })

@@ -76,6 +76,10 @@ export function createAccessTokenVerifier(
   return async (token) => {
     try {
       const { alg } = decodeProtectedHeader(token)
+      // A ring without its first key yet knows neither the keys another replica may have made
+      // and signed with, nor when its RS256 period starts: the key it would make on first use
+      // settles both (a tenant that verifies tokens is about to sign some).
+      if (options.ring.activeKid() === undefined) await options.ring.ensureKey()
       const verifyOptions = {
         issuer: options.issuer,
         currentDate: new Date(options.now()),

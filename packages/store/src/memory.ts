@@ -17,6 +17,8 @@ import type { KeyStore, StoredKey } from '@tessera/keys'
 import { StoreError } from './errors.js'
 import type { Store } from './store.js'
 import {
+  checkCursor,
+  checkTenantNames,
   checkCode,
   checkEndSessionArgs,
   checkMarkArgs,
@@ -160,6 +162,12 @@ class Table<T> {
 export function createMemoryStore(): Store {
   const keys = new Map<string, Map<string, StoredKey>>()
   const prunedKids = new Map<string, Set<string>>()
+  /** The key change feed: the number of each tenant's last key write, and the last number. */
+  const keyChanges = new Map<string, number>()
+  let keySeq = 0
+  const keyChanged = (tenant: string): void => {
+    keyChanges.set(tenant, ++keySeq)
+  }
   const windows = new Map<string, { count: number; resetAt: number }>()
   const codeRows = new Table<AuthorizationCodeRecord>()
   const familyRows = new Table<RefreshFamily>()
@@ -193,6 +201,7 @@ export function createMemoryStore(): Store {
         if (tenantKeys.has(key.kid)) return false
         tenantKeys.set(key.kid, copy(key))
         keys.set(key.tenant, tenantKeys)
+        keyChanged(key.tenant)
         return true
       })
     },
@@ -204,6 +213,7 @@ export function createMemoryStore(): Store {
         key.state = state
         if (retiredAt === undefined) delete key.retiredAt
         else key.retiredAt = retiredAt
+        keyChanged(tenant)
       })
     },
     retireKey(tenant, kid, retiredAt) {
@@ -213,6 +223,7 @@ export function createMemoryStore(): Store {
         if (key?.state !== 'active') return false
         key.state = 'retired'
         key.retiredAt = retiredAt
+        keyChanged(tenant)
         return true
       })
     },
@@ -222,6 +233,7 @@ export function createMemoryStore(): Store {
         const key = keys.get(tenant)?.get(kid)
         if (key?.privateKey !== current) return false
         key.privateKey = next
+        keyChanged(tenant)
         return true
       })
     },
@@ -229,6 +241,7 @@ export function createMemoryStore(): Store {
       return settle(() => {
         open()
         if (keys.get(tenant)?.delete(kid) !== true) return
+        keyChanged(tenant)
         const pruned = prunedKids.get(tenant) ?? new Set<string>()
         pruned.add(kid)
         prunedKids.set(tenant, pruned)
@@ -238,6 +251,34 @@ export function createMemoryStore(): Store {
       return settle(() => {
         open()
         return [...(prunedKids.get(tenant) ?? [])].sort()
+      })
+    },
+    listKeysOfTenants(tenants) {
+      return settle(() => {
+        open()
+        checkTenantNames('listKeysOfTenants', tenants)
+        return [...new Set(tenants)]
+          .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+          .flatMap((tenant) =>
+            [...(keys.get(tenant)?.values() ?? [])].sort(
+              (a, b) => a.createdAt - b.createdAt || (a.kid < b.kid ? -1 : a.kid > b.kid ? 1 : 0),
+            ),
+          )
+          .map(copy)
+      })
+    },
+    keyChangeCursor() {
+      return settle(() => {
+        open()
+        return keySeq
+      })
+    },
+    keyChangesSince(cursor) {
+      return settle(() => {
+        open()
+        checkCursor('keyChangesSince', cursor)
+        const tenants = [...keyChanges].filter(([, seq]) => seq > cursor).map(([name]) => name)
+        return { cursor: Math.max(cursor, keySeq), tenants }
       })
     },
   }

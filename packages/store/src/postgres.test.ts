@@ -47,6 +47,7 @@ const TABLES = [
   'marks',
   'secrets',
   'sessions',
+  'key_changes',
 ]
 
 // One database for the file, migrated once and emptied before each test: creating a database
@@ -74,6 +75,7 @@ afterEach(async () => {
 
 async function emptyTables(): Promise<void> {
   await raw.query(`TRUNCATE ${TABLES.join(', ')}`)
+  // The counter's one row stays: the feed's numbers only grow, across tests too.
 }
 
 /** A store on the file's database, closed after the test. */
@@ -193,6 +195,40 @@ async function afterCommitOf<T>(
 describe('openPostgresStore', () => {
   beforeEach(emptyTables)
 
+  it('numbers key changes in commit order, so a poll never passes one still uncommitted (#15)', async () => {
+    const store = await open()
+    const since = await store.keys.keyChangeCursor()
+    const early = storedKey({ tenant: 'early' })
+    const holder = await raw.connect()
+    try {
+      // A writer that took its number and has not committed yet.
+      await holder.query('BEGIN')
+      await holder.query(
+        `INSERT INTO keys (tenant, kid, alg, public_jwk, private_key, created_at, state)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+        [early.tenant, early.kid, early.alg, early.publicJwk, early.privateKey, t0, 'active'],
+      )
+      // A second writer waits for it: its number cannot become visible before the first's.
+      let inserted = false
+      const late = store.keys.insertKeyIfAbsent(storedKey({ tenant: 'late' })).finally(() => {
+        inserted = true
+      })
+      late.catch(() => undefined)
+      await expect.poll(async () => inserted || (await waitingOnLock()) > 0).toBe(true)
+      expect(inserted).toBe(false)
+      // A poll meanwhile sees neither, and its cursor does not pass the first.
+      const during = await store.keys.keyChangesSince(since)
+      expect(during).toEqual({ cursor: since, tenants: [] })
+      await holder.query('COMMIT')
+      expect(await late).toBe(true)
+      const after = await store.keys.keyChangesSince(during.cursor)
+      expect(after.tenants.sort()).toEqual(['early', 'late'])
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined)
+      holder.release()
+    }
+  })
+
   it('is exported with its options type', () => {
     expectTypeOf(exported).toEqualTypeOf<
       (url: string, options?: PostgresStoreOptions) => Promise<Store>
@@ -267,7 +303,7 @@ describe('openPostgresStore', () => {
       await expect(migratePostgres(client, [...PG_MIGRATIONS, broken])).rejects.toThrow(
         /no_such_table/,
       )
-      expect(await tables()).toEqual([...TABLES, 'schema_migrations'].sort())
+      expect(await tables()).toEqual([...TABLES, 'key_change_counter', 'schema_migrations'].sort())
       const { rows } = await client.query('SELECT max(version) AS v FROM schema_migrations')
       expect(rows).toEqual([{ v: PG_MIGRATIONS.length }])
     } finally {

@@ -16,6 +16,8 @@ import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg'
 import { StoreError } from './errors.js'
 import type { Store } from './store.js'
 import {
+  checkCursor,
+  checkTenantNames,
   checkCode,
   checkEndSessionArgs,
   checkMarkArgs,
@@ -39,6 +41,8 @@ import { migratePostgres } from './internal/pg-migrations.js'
 import {
   parseCodeRow,
   parseFamilyRow,
+  keyChangesOf,
+  parseKeyCursorRow,
   parseKeyRow,
   parsePrunedKidRow,
   parseSecretRow,
@@ -501,6 +505,30 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
           tenant,
         ])
         return rows.map(parsePrunedKidRow)
+      })
+    },
+    listKeysOfTenants(tenants) {
+      return run('listKeysOfTenants', async (sql) => {
+        checkTenantNames('listKeysOfTenants', tenants)
+        const { rows } = await sql(
+          `SELECT ${KEY_COLUMNS} FROM keys WHERE tenant = ANY($1::text[])
+           ORDER BY tenant, created_at, kid`,
+          [[...tenants]],
+        )
+        return rows.map(parseKeyRow)
+      })
+    },
+    keyChangeCursor() {
+      return run('keyChangeCursor', async (sql) => {
+        const { rows } = await sql('SELECT seq FROM key_change_counter WHERE id = 1', [])
+        return parseKeyCursorRow(rows[0])
+      })
+    },
+    keyChangesSince(cursor) {
+      return run('keyChangesSince', async (sql) => {
+        checkCursor('keyChangesSince', cursor)
+        const { rows } = await sql('SELECT tenant, seq FROM key_changes WHERE seq > $1', [cursor])
+        return keyChangesOf(cursor, rows)
       })
     },
   }

@@ -23,6 +23,8 @@ import Database from 'better-sqlite3'
 import { StoreError } from './errors.js'
 import type { Store } from './store.js'
 import {
+  checkCursor,
+  checkTenantNames,
   checkCode,
   checkEndSessionArgs,
   checkMarkArgs,
@@ -40,6 +42,8 @@ import { settle } from './internal/settle.js'
 import {
   parseCodeRow,
   parseFamilyRow,
+  keyChangesOf,
+  parseKeyCursorRow,
   parseKeyRow,
   parsePrunedKidRow,
   parseSecretRow,
@@ -227,6 +231,13 @@ function createSqliteStore(db: Database.Database, file: string): Store {
   const listPrunedKids = db.prepare<[string]>(
     'SELECT kid FROM pruned_kids WHERE tenant = ? ORDER BY kid',
   )
+  // The names as one JSON array parameter: any number of tenants, one statement.
+  const listKeysOfTenants = db.prepare<[string]>(
+    `SELECT tenant, kid, alg, public_jwk, private_key, created_at, state, retired_at
+       FROM keys WHERE tenant IN (SELECT value FROM json_each(?)) ORDER BY tenant, created_at, kid`,
+  )
+  const keyChangeCursor = db.prepare<[]>('SELECT seq FROM key_change_counter WHERE id = 1')
+  const keyChangesSince = db.prepare<[number]>('SELECT tenant, seq FROM key_changes WHERE seq > ?')
   // One transaction: a key is never gone without its kid being remembered.
   const deleteKey = db.transaction((tenant: string, kid: string) => {
     if (deleteKeyRow.run(tenant, kid).changes === 1) recordPrunedKid.run(tenant, kid)
@@ -611,6 +622,26 @@ function createSqliteStore(db: Database.Database, file: string): Store {
       return settle(() => {
         use()
         return listPrunedKids.all(tenant).map(parsePrunedKidRow)
+      })
+    },
+    listKeysOfTenants(tenants) {
+      return settle(() => {
+        use()
+        checkTenantNames('listKeysOfTenants', tenants)
+        return listKeysOfTenants.all(JSON.stringify(tenants)).map(parseKeyRow)
+      })
+    },
+    keyChangeCursor() {
+      return settle(() => {
+        use()
+        return parseKeyCursorRow(keyChangeCursor.get())
+      })
+    },
+    keyChangesSince(cursor) {
+      return settle(() => {
+        use()
+        checkCursor('keyChangesSince', cursor)
+        return keyChangesOf(cursor, keyChangesSince.all(cursor))
       })
     },
   }

@@ -75,10 +75,11 @@ describe('tessera keys', { timeout: 90_000 }, () => {
   })
   afterAll(() => tmp.remove())
 
-  it('lists the key a start created, as a table and as JSON', async () => {
+  it('lists the key a first token created, as a table and as JSON', async () => {
     const file = join(tmp.dir, 'list.db')
     const created = Date.UTC(2026, 10, 22, 8)
     const issuer = await startIssuer({ databaseUrl: `sqlite:${file}`, clock: () => created })
+    await tokenFrom(issuer)
     await issuer.close()
     // No JWT_SECRET: the keys commands sign nothing and do not need it.
     const vars = { TESSERA_CONFIG: CONFIG, DATABASE_URL: `sqlite:${file}` }

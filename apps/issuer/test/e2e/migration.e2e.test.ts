@@ -258,7 +258,13 @@ describe('HS256 → RS256 migration under load (docs/migration.md)', () => {
         if (runtime === undefined) throw new Error('no hs tenant')
         return runtime.keyRing
       }
-      const activeKid = (): string => {
+      /**
+       * The key that signs once the tenant was used and its background rotation, if any, has
+       * arrived: keys are made on first use, rotations in the background (#15).
+       */
+      const activeKid = async (): Promise<string> => {
+        await hsRing().ensureKey()
+        await hsRing().idle()
         const kid = hsRing().activeKid()
         if (kid === undefined) throw new Error('hs has no active key')
         return kid
@@ -296,7 +302,7 @@ describe('HS256 → RS256 migration under load (docs/migration.md)', () => {
       let before = jwksFetches()
       setAlgorithm('RS256')
       expect(await issuer.issuer.reload()).toBe(true)
-      const k1 = activeKid()
+      const k1 = await activeKid()
       expect(k1).toBe(yesterday)
       await check('RS256', 'RS256', k1, before)
 
@@ -315,7 +321,7 @@ describe('HS256 → RS256 migration under load (docs/migration.md)', () => {
       before = jwksFetches()
       setAlgorithm('RS256')
       expect(await issuer.issuer.reload()).toBe(true)
-      const k2 = activeKid()
+      const k2 = await activeKid()
       expect(k2).toBe(`${yesterday}.2`)
       await check('forward', 'RS256', k2, before)
 
@@ -334,7 +340,7 @@ describe('HS256 → RS256 migration under load (docs/migration.md)', () => {
       issuer = await start()
       const downtimeMs = performance.now() - downSince
       issuerUrl = issuer.url
-      const k3 = activeKid()
+      const k3 = await activeKid()
       expect(k3).toBe(today)
       await check('restart', 'RS256', k3, before)
 
@@ -359,7 +365,7 @@ describe('HS256 → RS256 migration under load (docs/migration.md)', () => {
       expect(cli.stderr).toBe('')
       expect(cli.status).toBe(0)
       await reloadKeyRings()
-      const k5 = activeKid()
+      const k5 = await activeKid()
       expect(k5).not.toBe(rotated.kid)
       expect(cli.stdout).toContain(k5)
       await check('rotate (CLI)', 'RS256', k5, before)

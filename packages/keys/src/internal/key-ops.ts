@@ -33,10 +33,18 @@ export function checkPrivateKeysOpen(keys: readonly StoredKey[], cipher: KeyCiph
 }
 
 /**
+ * Makes a key pair for a kid: the key's private JWK text holds no kid, so a pair made before its
+ * kid was known (outside the ring's lock) is renamed with `{ ...key, kid }` before it is sealed.
+ */
+export type GenerateKey = (tenant: string, kid: string, now: number) => Promise<StoredKey>
+
+/**
  * Makes a new active key: the next free kid of today's date (past every stored and pruned kid),
  * inserted if absent. When another process inserted that kid first, its key is used instead, so
  * that every replica signs with and publishes the same one.
  *
+ * @param generate - makes each candidate, {@link generateRsaKey} by default; a key ring passes
+ * one that hands out a pair it already made first, then queues for further ones
  * @returns the active key as stored (private part sealed) and the tenant's keys including it
  */
 export async function createActiveKey(
@@ -45,11 +53,12 @@ export async function createActiveKey(
   cipher: KeyCipher,
   current: TenantKeys,
   now: number,
+  generate: GenerateKey = generateRsaKey,
 ): Promise<{ active: StoredKey; keys: StoredKey[] }> {
   let seen = current
   for (let attempt = 1; attempt <= MAX_CREATE_ATTEMPTS; attempt++) {
     const kid = nextKid([...seen.keys.map((key) => key.kid), ...seen.prunedKids], now)
-    const generated = await generateRsaKey(tenant, kid, now)
+    const generated = { ...(await generate(tenant, kid, now)), tenant, kid, createdAt: now }
     const candidate = { ...generated, privateKey: cipher.seal(generated.privateKey, tenant, kid) }
     if (await store.insertKeyIfAbsent(candidate)) {
       return { active: candidate, keys: [...seen.keys, candidate] }

@@ -222,3 +222,17 @@ export function checkSecretArgs(name: string, candidate: string): void {
     throw new TypeError(`${method}: name and candidate must not contain U+0000`)
   }
 }
+
+/** The tenant names of `listKeysOfTenants`: an array of strings. */
+export function checkTenantNames(method: string, tenants: readonly string[]): void {
+  if (!Array.isArray(tenants) || tenants.some((tenant) => typeof tenant !== 'string')) {
+    throw new TypeError(`${method}: tenants must be an array of strings`)
+  }
+}
+
+/** A key change cursor: what keyChangeCursor or keyChangesSince answered, a safe integer ≥ 0. */
+export function checkCursor(method: string, cursor: number): void {
+  if (!(Number.isSafeInteger(cursor) && cursor >= 0)) {
+    throw new TypeError(`${method}: cursor must be a non-negative integer`)
+  }
+}

@@ -23,6 +23,8 @@ describe('migrate', () => {
     expect(migrate(db)).toEqual([])
     expect(tables(db)).toEqual([
       'authorization_codes',
+      'key_change_counter',
+      'key_changes',
       'keys',
       'login_transactions',
       'marks',
@@ -75,7 +77,7 @@ describe('migrate', () => {
         VALUES ('acme', 'f1', 'web', 'alice', 'openid', '{"a":1}', 'c1', 1, 2, NULL);
     `)
     expect(tables(db)).not.toContain('sessions')
-    expect(migrate(db)).toEqual([8])
+    expect(migrate(db)).toEqual([8, 9])
     // Rows from before read back as they were: the new columns are NULL, so absent.
     expect(parseCodeRow(db.prepare('SELECT * FROM authorization_codes').get())).toStrictEqual({
       codeHash: 'c1',

@@ -179,6 +179,42 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX sessions_ended_at ON sessions (ended_at);
     `,
   },
+  {
+    // The key change feed: each write to a key stamps its tenant with the next number of one
+    // counter, so a running issuer asks "which tenants changed since N" in one query instead of
+    // re-reading every tenant's keys. Triggers, so that no writer (an issuer, `tessera keys`,
+    // a later code path) can change a key without it being seen. SQLite has one writer at a
+    // time: numbers become visible in order.
+    version: 9,
+    name: 'key_changes',
+    sql: `
+      CREATE TABLE key_change_counter (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        seq INTEGER NOT NULL
+      ) STRICT;
+      INSERT INTO key_change_counter (id, seq) VALUES (1, 0);
+      CREATE TABLE key_changes (
+        tenant TEXT PRIMARY KEY,
+        seq INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX key_changes_seq ON key_changes (seq);
+      CREATE TRIGGER keys_inserted AFTER INSERT ON keys BEGIN
+        UPDATE key_change_counter SET seq = seq + 1 WHERE id = 1;
+        INSERT OR REPLACE INTO key_changes (tenant, seq)
+          VALUES (NEW.tenant, (SELECT seq FROM key_change_counter WHERE id = 1));
+      END;
+      CREATE TRIGGER keys_updated AFTER UPDATE ON keys BEGIN
+        UPDATE key_change_counter SET seq = seq + 1 WHERE id = 1;
+        INSERT OR REPLACE INTO key_changes (tenant, seq)
+          VALUES (NEW.tenant, (SELECT seq FROM key_change_counter WHERE id = 1));
+      END;
+      CREATE TRIGGER keys_deleted AFTER DELETE ON keys BEGIN
+        UPDATE key_change_counter SET seq = seq + 1 WHERE id = 1;
+        INSERT OR REPLACE INTO key_changes (tenant, seq)
+          VALUES (OLD.tenant, (SELECT seq FROM key_change_counter WHERE id = 1));
+      END;
+    `,
+  },
 ]
 
 /**

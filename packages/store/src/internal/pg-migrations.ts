@@ -197,6 +197,41 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX sessions_ended_at ON sessions (ended_at);
     `,
   },
+  {
+    // The key change feed (see the SQLite migration 9). The number comes from one counter row,
+    // not a sequence: the row stays locked until the writing transaction commits, so numbers
+    // become visible in the order they were taken, and a reader that saw N has seen every
+    // change below N. A sequence hands out numbers that can commit out of order, and a poll
+    // past a late one would miss it for good. Key writes are rare; serialising them is free.
+    version: 9,
+    name: 'key_changes',
+    sql: `
+      CREATE TABLE key_change_counter (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        seq BIGINT NOT NULL
+      );
+      INSERT INTO key_change_counter (id, seq) VALUES (1, 0);
+      CREATE TABLE key_changes (
+        tenant TEXT COLLATE "C" PRIMARY KEY,
+        seq BIGINT NOT NULL
+      );
+      CREATE INDEX key_changes_seq ON key_changes (seq);
+      CREATE FUNCTION tessera_key_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        next_seq BIGINT;
+        changed TEXT;
+      BEGIN
+        UPDATE key_change_counter SET seq = seq + 1 WHERE id = 1 RETURNING seq INTO next_seq;
+        IF TG_OP = 'DELETE' THEN changed := OLD.tenant; ELSE changed := NEW.tenant; END IF;
+        INSERT INTO key_changes (tenant, seq) VALUES (changed, next_seq)
+          ON CONFLICT (tenant) DO UPDATE SET seq = excluded.seq;
+        RETURN NULL;
+      END
+      $$;
+      CREATE TRIGGER keys_changed AFTER INSERT OR UPDATE OR DELETE ON keys
+        FOR EACH ROW EXECUTE FUNCTION tessera_key_changed();
+    `,
+  },
 ]
 
 /**

@@ -4,7 +4,7 @@ import type {
   RefreshTokenRecord,
   SessionRecord,
 } from '@tessera/grants'
-import type { StoredKey } from '@tessera/keys'
+import type { KeyChanges, StoredKey } from '@tessera/keys'
 import * as z from 'zod'
 import { StoreError } from '../errors.js'
 
@@ -111,12 +111,40 @@ export function parseKeyRow(row: unknown): StoredKey {
 }
 
 const PrunedKidRowSchema = z.object({ kid: z.string() })
+const KeyChangeRowSchema = z.object({ tenant: z.string(), seq: z.int().nonnegative() })
+const KeyCursorRowSchema = z.object({ seq: z.int().nonnegative() })
 
 /** A row of `pruned_kids` as its kid. */
 export function parsePrunedKidRow(row: unknown): string {
   const result = PrunedKidRowSchema.safeParse(row)
   if (!result.success) throw invalid('a pruned_kids row', result.error)
   return result.data.kid
+}
+
+/** A key_changes row: a tenant and the number of its last key write. */
+export function parseKeyChangeRow(row: unknown): { tenant: string; seq: number } {
+  const result = KeyChangeRowSchema.safeParse(row)
+  if (!result.success) throw invalid('a key_changes row', result.error)
+  return result.data
+}
+
+/** The key_change_counter row: the number of the last key write. */
+export function parseKeyCursorRow(row: unknown): number {
+  const result = KeyCursorRowSchema.safeParse(row)
+  if (!result.success) throw invalid('the key_change_counter row', result.error)
+  return result.data.seq
+}
+
+/** The answer of keyChangesSince from its rows: each tenant once, and the highest number seen. */
+export function keyChangesOf(cursor: number, rows: readonly unknown[]): KeyChanges {
+  let next = cursor
+  const tenants: string[] = []
+  for (const row of rows) {
+    const { tenant, seq } = parseKeyChangeRow(row)
+    tenants.push(tenant)
+    next = Math.max(next, seq)
+  }
+  return { cursor: next, tenants }
 }
 
 /** A throttle row: how many attempts its window holds, and when it ends. */

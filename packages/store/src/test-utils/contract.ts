@@ -345,6 +345,95 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         expect(await store.keys.listKeys('acme')).toEqual([])
       })
 
+      it('lists the keys of many tenants in one call, by tenant then oldest first', async () => {
+        await store.keys.insertKeyIfAbsent(storedKey({ tenant: 'globex', kid: '2025-03-11' }))
+        await store.keys.insertKeyIfAbsent(storedKey({ tenant: 'acme', kid: '2025-03-12' }))
+        await store.keys.insertKeyIfAbsent(
+          storedKey({ tenant: 'acme', kid: '2025-03-09', createdAt: t0 - day }),
+        )
+        await store.keys.insertKeyIfAbsent(storedKey({ tenant: 'initech', kid: '2025-03-10' }))
+        const listed = await store.keys.listKeysOfTenants(['globex', 'acme', 'umbrella'])
+        expect(listed.map((key) => [key.tenant, key.kid])).toEqual([
+          ['acme', '2025-03-09'],
+          ['acme', '2025-03-12'],
+          ['globex', '2025-03-11'],
+        ])
+        expect(listed[1]).toStrictEqual(storedKey({ tenant: 'acme', kid: '2025-03-12' }))
+        expect(await store.keys.listKeysOfTenants([])).toEqual([])
+        // Names are data, never SQL: a quote or a comma is one more name.
+        expect(await store.keys.listKeysOfTenants(["acme'", 'acme,globex'])).toEqual([])
+      })
+
+      it('lists the keys of thousands of tenants in one call', async () => {
+        const names = Array.from({ length: 5000 }, (_, i) => `tenant-${i}`)
+        for (const tenant of names.slice(0, 3)) {
+          await store.keys.insertKeyIfAbsent(storedKey({ tenant }))
+        }
+        const listed = await store.keys.listKeysOfTenants(names)
+        expect(listed.map((key) => key.tenant)).toEqual(['tenant-0', 'tenant-1', 'tenant-2'])
+      })
+
+      it('reports each tenant whose keys were written after a cursor, once', async () => {
+        const since = await store.keys.keyChangeCursor()
+        expect(await store.keys.keyChangesSince(since)).toEqual({ cursor: since, tenants: [] })
+
+        await store.keys.insertKeyIfAbsent(storedKey({ kid: '2025-03-09' }))
+        await store.keys.insertKeyIfAbsent(storedKey({ kid: '2025-03-10' }))
+        await store.keys.insertKeyIfAbsent(storedKey({ tenant: 'globex' }))
+        const first = await store.keys.keyChangesSince(since)
+        expect(first.tenants.sort()).toEqual(['acme', 'globex'])
+        expect(first.cursor).toBeGreaterThan(since)
+        expect(await store.keys.keyChangeCursor()).toBe(first.cursor)
+        expect(await store.keys.keyChangesSince(first.cursor)).toEqual({
+          cursor: first.cursor,
+          tenants: [],
+        })
+
+        // Writes that change nothing are not changes.
+        await store.keys.insertKeyIfAbsent(storedKey({ kid: '2025-03-09' }))
+        await store.keys.retireKey('globex', 'missing', t0)
+        await store.keys.updateKeyState('initech', 'missing', 'revoked', undefined)
+        await store.keys.updatePrivateKey('acme', '2025-03-09', 'stale', 'x')
+        await store.keys.deleteKey('acme', 'missing')
+        expect((await store.keys.keyChangesSince(first.cursor)).tenants).toEqual([])
+
+        // Each kind of write is one.
+        const writes: [string, () => Promise<unknown>][] = [
+          ['retireKey', () => store.keys.retireKey('acme', '2025-03-09', t0)],
+          ['updateKeyState', () => store.keys.updateKeyState('acme', '2025-03-09', 'revoked', t0)],
+          [
+            'updatePrivateKey',
+            () =>
+              store.keys.updatePrivateKey(
+                'globex',
+                '2025-03-10',
+                storedKey().privateKey,
+                'enc:v1:x',
+              ),
+          ],
+          ['deleteKey', () => store.keys.deleteKey('acme', '2025-03-09')],
+        ]
+        let cursor = first.cursor
+        for (const [name, write] of writes) {
+          await write()
+          const changes = await store.keys.keyChangesSince(cursor)
+          expect({ name, tenants: changes.tenants.length }).toEqual({ name, tenants: 1 })
+          expect(changes.cursor).toBeGreaterThan(cursor)
+          cursor = changes.cursor
+        }
+        // From an older cursor, a tenant written several times is reported once.
+        expect((await store.keys.keyChangesSince(first.cursor)).tenants.sort()).toEqual([
+          'acme',
+          'globex',
+        ])
+      })
+
+      it('throws a TypeError for a cursor that is not a non-negative integer', async () => {
+        for (const cursor of [-1, 1.5, Number.NaN]) {
+          await expect(store.keys.keyChangesSince(cursor)).rejects.toThrow(TypeError)
+        }
+      })
+
       it('hands out copies: changing a listed key changes nothing stored', async () => {
         const key = storedKey()
         await store.keys.insertKeyIfAbsent(key)
