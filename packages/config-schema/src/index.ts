@@ -30,7 +30,13 @@ export { parseConfig } from './parse-config.js'
 export type { ConfigDocument, ParseConfigOptions, ParseConfigResult } from './parse-config.js'
 export { loadConfig } from './load-config.js'
 export type { LoadConfigOptions } from './load-config.js'
-export { LOG_LEVELS, MAX_WORKERS, parseSettings, SETTING_NAMES, SettingsSchema } from './settings.js'
+export {
+  LOG_LEVELS,
+  MAX_WORKERS,
+  parseSettings,
+  SETTING_NAMES,
+  SettingsSchema,
+} from './settings.js'
 export type { LogLevel, SettingName, Settings, SettingsMode } from './settings.js'
 export { tenantResourceJsonSchema } from './json-schema.js'
 export { normaliseHost } from './host.js'

@@ -52,7 +52,9 @@ export function workerPids(cli: IssuerCli): Map<number, number> {
 export function requestPids(cli: IssuerCli, path: string): Set<string> {
   const pids = new Set<string>()
   for (const entry of entries(cli)) {
-    if (entry.msg === 'request' && entry.path === path) pids.add(`${entry.pid}:${entry.worker}`)
+    if (entry.msg === 'request' && entry.path === path) {
+      pids.add(`${entry.pid as number}:${entry.worker as number}`)
+    }
   }
   return pids
 }
