@@ -131,8 +131,19 @@ export class WorkerStartError extends Error {
 /**
  * Forks `count` workers (this same command line, in cluster mode), restarts a worker that exits
  * unasked after {@link restartDelayMs}, and asks workers for their metrics and readiness.
+ * `roundRobin`: the primary deals the connections (node:cluster's SCHED_RR) instead of the
+ * workers accepting them.
  */
-export function forkWorkers(count: number, logger: Logger): Workers {
+export function forkWorkers(
+  count: number,
+  logger: Logger,
+  { roundRobin = false }: { roundRobin?: boolean } = {},
+): Workers {
+  // By default every worker accepts from the one listening socket and the kernel picks which:
+  // a worker that dies takes only the connections it had accepted. Round robin has the primary
+  // accept and hand each connection over, and one being handed to a worker as it dies is
+  // never answered nor closed.
+  cluster.schedulingPolicy = roundRobin ? cluster.SCHED_RR : cluster.SCHED_NONE
   const slots: Slot[] = Array.from({ length: count }, (_, i) => ({
     number: i + 1,
     startedAt: 0,

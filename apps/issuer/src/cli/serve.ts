@@ -260,7 +260,10 @@ async function servePrimary(
     }
     await issuer.close()
   }
-  const workers = forkWorkers(settings.workers, logger)
+  // Node's own variable: `rr` asks for the primary to deal connections in turn.
+  const workers = forkWorkers(settings.workers, logger, {
+    roundRobin: vars.NODE_CLUSTER_SCHED_POLICY === 'rr',
+  })
   forked.workers = workers
   let port: number
   try {
