@@ -2,6 +2,8 @@
  * `tessera start --workers 2` on one SQLite file (issue #15): a real primary and its two
  * workers, exercised over HTTP on loopback, one of them killed while a client keeps sending.
  */
+import { createServer } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eventually } from '../support/eventually.js'
@@ -173,6 +175,31 @@ describe('tessera start --workers: refusals', () => {
       expect(result.stderr).toContain('KEY_ENCRYPTION_SECRET')
       expect(result.stdout).not.toContain('worker forked')
     } finally {
+      tmp.remove()
+    }
+  })
+
+  it('stops when the workers cannot listen, the problem printed once', async () => {
+    const tmp = tempDir()
+    const taken = createServer()
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
+    try {
+      const { port } = taken.address() as AddressInfo
+      const result = await runCli(
+        ['start', '--host', '127.0.0.1', '--port', String(port), '--admin-port', 'off'],
+        {
+          JWT_SECRET,
+          KEY_ENCRYPTION_SECRET: 'k'.repeat(43),
+          TESSERA_CONFIG: join(FIXTURES, 'basic'),
+          DATABASE_URL: `sqlite:${join(tmp.dir, 'tessera.db')}`,
+          WORKERS: '2',
+        },
+      )
+      expect(result.status).toBe(1)
+      expect(result.stderr).toBe(`tessera: port ${port} is in use; set PORT\n`)
+      expect(result.stdout).not.toContain('tessera issuer listening')
+    } finally {
+      taken.close()
       tmp.remove()
     }
   })
