@@ -146,18 +146,7 @@ export async function serve(
         admin: urls[1] ?? 'off',
         // Whether /admin answers there; never the token itself.
         adminApi: urls[1] !== undefined && settings.adminToken !== undefined,
-        tenants: issuer.registry.all().map((t) => ({
-          name: t.tenant.name,
-          issuer: t.issuer,
-          alg: t.tenant.jwtAlgorithm,
-          kid: t.keyRing.activeKid(),
-        })),
-        database: settings.databaseUrl.split(':', 1)[0],
-        source:
-          settings.configSource === 'kubernetes'
-            ? `kubernetes:${settings.kubernetesNamespace}`
-            : settings.config,
-        ready: issuer.ready(),
+        ...servedSummary(settings, issuer),
       },
       'tessera issuer listening',
     )
@@ -280,18 +269,7 @@ async function servePrimary(
       admin: adminUrl,
       adminApi: adminUrl !== 'off' && settings.adminToken !== undefined,
       workers: settings.workers,
-      tenants: issuer.registry.all().map((t) => ({
-        name: t.tenant.name,
-        issuer: t.issuer,
-        alg: t.tenant.jwtAlgorithm,
-        kid: t.keyRing.activeKid(),
-      })),
-      database: settings.databaseUrl.split(':', 1)[0],
-      source:
-        settings.configSource === 'kubernetes'
-          ? `kubernetes:${settings.kubernetesNamespace}`
-          : settings.config,
-      ready: issuer.ready(),
+      ...servedSummary(settings, issuer),
     },
     'tessera issuer listening',
   )
@@ -318,6 +296,24 @@ async function servePrimary(
     void issuer.reload()
     workers.reload()
   })
+}
+
+/** What the `tessera issuer listening` line says of the tenants, the database and the source. */
+function servedSummary(settings: Settings, issuer: Issuer): Record<string, unknown> {
+  return {
+    tenants: issuer.registry.all().map((t) => ({
+      name: t.tenant.name,
+      issuer: t.issuer,
+      alg: t.tenant.jwtAlgorithm,
+      kid: t.keyRing.activeKid(),
+    })),
+    database: settings.databaseUrl.split(':', 1)[0],
+    source:
+      settings.configSource === 'kubernetes'
+        ? `kubernetes:${settings.kubernetesNamespace}`
+        : settings.config,
+    ready: issuer.ready(),
+  }
 }
 
 /** What `start` and `dev` warn about before anything is built (once, in a primary). */
