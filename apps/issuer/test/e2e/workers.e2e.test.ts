@@ -133,6 +133,22 @@ describe('tessera start --workers 2 on SQLite', { timeout: 120_000 }, () => {
     })
   })
 
+  it('passes SIGHUP on to every worker, each reloading', async () => {
+    cli.child.kill('SIGHUP')
+    await eventually(() => {
+      const reloading = entries(cli).filter(
+        (entry) => entry.msg === 'SIGHUP: reloading the configuration',
+      )
+      expect(reloading.map((entry) => entry.worker).sort()).toEqual([1, 2])
+    })
+    const primary = entries(cli).filter((entry) =>
+      String(entry.msg).startsWith('SIGHUP: reloading the configuration, and every worker'),
+    )
+    expect(primary).toHaveLength(1)
+    expect((await fetch(`${cli.admin}/healthz`)).status).toBe(200)
+    expect((await hsPassword(cli)).status).toBe(200)
+  })
+
   it('stops every worker and exits 0 on SIGTERM', async () => {
     const pids = [...workerPids(cli).values()]
     await cli.stop()
