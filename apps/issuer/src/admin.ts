@@ -13,13 +13,15 @@ import { healthzRoute, metricsRoute, readyzRoute } from './routes/health.js'
 
 /** What the admin listener serves, built by the issuer and passed in. */
 export interface AdminAppDeps {
-  /** The Prometheus registry /metrics renders. */
-  registry: Registry
+  /** The Prometheus registry /metrics renders (in the primary of `--workers`, the workers'). */
+  registry: Pick<Registry, 'contentType' | 'metrics'>
   logger: Logger
   /** Whether configuration is loaded, for /readyz. */
   ready: () => boolean
   /** Throws when the store does not answer, for /readyz. */
   ping: () => Promise<void>
+  /** In the primary of `--workers`: what keeps /readyz at 503 on the workers' side, if anything. */
+  workers?: () => Promise<string | undefined>
   /**
    * The admin API (`/admin/*`), served only when ADMIN_TOKEN is set: `token` is its bearer
    * token. Without it, /admin paths are unknown paths like any other.

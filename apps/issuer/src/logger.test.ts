@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { createLogger, createRequestLogger } from './logger.js'
+import { atomicChunks, createLogger, createRequestLogger } from './logger.js'
 
 function capture(): { lines: () => Record<string, unknown>[]; sink: Writable } {
   const chunks: string[] = []
@@ -93,5 +93,40 @@ describe('createLogger on stdout', () => {
     `)
     expect(crashed.status).toBe(1)
     expect(messages(crashed.stdout)).toEqual(['before the crash'])
+  })
+
+  it('keeps whole lines when several processes write to one pipe (the workers of --workers)', () => {
+    const script = `
+      const { createLogger } = await import(${JSON.stringify(built)})
+      const logger = createLogger('info')
+      for (let i = 0; i < 3000; i++) logger.info({ i, pad: 'x'.repeat(300) }, 'line')
+    `
+    const one = '"$NODE" --input-type=module -e "$SCRIPT"'
+    // Three writers on the same pipe, each flushing about 1 MB in one turn.
+    const result = spawnSync('sh', ['-c', `${one} & ${one} & ${one} & wait`], {
+      encoding: 'utf8',
+      env: { ...process.env, NODE: process.execPath, SCRIPT: script },
+      maxBuffer: 64 * 1024 * 1024,
+    })
+    const lines = result.stdout.split('\n').filter((line) => line !== '')
+    const broken = lines.filter((line) => {
+      try {
+        return (JSON.parse(line) as { msg?: unknown }).msg !== 'line'
+      } catch {
+        return true
+      }
+    })
+    expect(broken.map((line) => line.slice(0, 80))).toEqual([])
+    expect(lines).toHaveLength(9000)
+  })
+})
+
+describe('atomicChunks', () => {
+  it('cuts at line ends into pipe-atomic writes, a longer line alone', () => {
+    const line = (n: number): string => `${'a'.repeat(n - 1)}\n`
+    expect(atomicChunks(line(10) + line(10))).toEqual([line(10) + line(10)])
+    const chunks = atomicChunks(line(3000) + line(1000) + line(500) + line(5000) + line(10))
+    expect(chunks).toEqual([line(3000) + line(1000), line(500), line(5000), line(10)])
+    expect(chunks.join('')).toBe(line(3000) + line(1000) + line(500) + line(5000) + line(10))
   })
 })

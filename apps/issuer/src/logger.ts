@@ -50,7 +50,7 @@ export function createTurnBufferedStdout(): DestinationStream {
     if (pending === '') return
     const text = pending
     pending = ''
-    stdout.write(text)
+    for (const chunk of atomicChunks(text)) stdout.write(chunk)
   }
   process.once('exit', flush)
   return {
@@ -59,6 +59,35 @@ export function createTurnBufferedStdout(): DestinationStream {
       pending += line
     },
   }
+}
+
+/**
+ * What one write(2) to a pipe may carry without being interleaved with another process's writes
+ * (POSIX PIPE_BUF on Linux): the workers of `--workers` share their primary's stdout.
+ */
+const PIPE_ATOMIC_BYTES = 4096
+
+/**
+ * `text` (whole lines) cut at line ends into writes of at most {@link PIPE_ATOMIC_BYTES}, so that
+ * no other process's line lands inside one of ours; a longer line goes alone.
+ */
+export function atomicChunks(text: string): string[] {
+  if (Buffer.byteLength(text) <= PIPE_ATOMIC_BYTES) return [text]
+  const chunks: string[] = []
+  let chunk = ''
+  let bytes = 0
+  for (const line of text.split(/(?<=\n)/)) {
+    const size = Buffer.byteLength(line)
+    if (bytes + size > PIPE_ATOMIC_BYTES && chunk !== '') {
+      chunks.push(chunk)
+      chunk = ''
+      bytes = 0
+    }
+    chunk += line
+    bytes += size
+  }
+  if (chunk !== '') chunks.push(chunk)
+  return chunks
 }
 
 /**

@@ -32,7 +32,13 @@ export { cachedFileExists, findConfigFiles, loadConfig, loadConfigFiles } from '
 export type { LoadConfigOptions, LoadedConfig } from './load-config.js'
 export { createConfigIndex, parseConfigFile, readConfigFile } from './config-file.js'
 export type { ConfigFile, ConfigIndex } from './config-file.js'
-export { LOG_LEVELS, parseSettings, SETTING_NAMES, SettingsSchema } from './settings.js'
+export {
+  LOG_LEVELS,
+  MAX_WORKERS,
+  parseSettings,
+  SETTING_NAMES,
+  SettingsSchema,
+} from './settings.js'
 export type { LogLevel, SettingName, Settings, SettingsMode } from './settings.js'
 export { tenantResourceJsonSchema } from './json-schema.js'
 export { normaliseHost } from './host.js'

@@ -1,7 +1,9 @@
 import type * as NodeFs from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { ConfigError, formatConfigIssue } from './model.js'
 import {
+  MAX_WORKERS,
   parseSettings,
   SERVICE_ACCOUNT_NAMESPACE_FILE,
   SETTING_NAMES,
@@ -64,7 +66,10 @@ const START_DEFAULTS: Settings = {
   passwordFailureWindowSeconds: 900,
   logLevel: 'info',
   kubernetesNamespace: 'default',
+  workers: 1,
 }
+
+const WORKERS_MESSAGE = `must be auto or an integer between 1 and ${MAX_WORKERS}`
 
 const NAMESPACE_MESSAGE =
   'must be a namespace name: lower-case letters, digits and hyphens, starting and ending with a letter or digit'
@@ -120,6 +125,7 @@ describe('parseSettings', () => {
       PASSWORD_FAILURE_WINDOW_SECONDS: '60',
       LOG_LEVEL: 'debug',
       TESSERA_KUBERNETES_NAMESPACE: 'tessera-prod',
+      WORKERS: '1',
     }
     expect(Object.keys(vars)).toEqual([...SETTING_NAMES])
     expect(parseSettings(vars, 'dev')).toEqual({
@@ -148,6 +154,7 @@ describe('parseSettings', () => {
       passwordFailureWindowSeconds: 60,
       logLevel: 'debug',
       kubernetesNamespace: 'tessera-prod',
+      workers: 1,
     })
   })
 
@@ -327,6 +334,11 @@ describe('parseSettings', () => {
     ['TESSERA_KUBERNETES_NAMESPACE', 'tessera.prod', NAMESPACE_MESSAGE],
     ['TESSERA_KUBERNETES_NAMESPACE', '-tessera', NAMESPACE_MESSAGE],
     ['TESSERA_KUBERNETES_NAMESPACE', 'n'.repeat(64), 'must be at most 63 characters'],
+    ['WORKERS', '0', WORKERS_MESSAGE],
+    ['WORKERS', '-2', WORKERS_MESSAGE],
+    ['WORKERS', '1.5', WORKERS_MESSAGE],
+    ['WORKERS', 'many', WORKERS_MESSAGE],
+    ['WORKERS', '65', WORKERS_MESSAGE],
   ])('refuses %s=%j', (name, value, message) => {
     expect(issues({ [name]: value })).toEqual([`environment: ${name}: ${message}`])
   })
@@ -348,6 +360,29 @@ describe('parseSettings', () => {
       'environment: JWKS_GRACE_HOURS: must be at least 2 × TOKEN_EXPIRATION_IN_HOURS (6)',
       'environment: LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent',
     ])
+  })
+})
+
+describe('parseSettings: WORKERS', () => {
+  it('takes a count up to MAX_WORKERS, and auto as the available parallelism', () => {
+    expect(parseSettings({ WORKERS: '4' }, 'start').workers).toBe(4)
+    expect(parseSettings({ WORKERS: String(MAX_WORKERS) }, 'start').workers).toBe(MAX_WORKERS)
+    expect(parseSettings({ WORKERS: 'auto' }, 'start').workers).toBe(
+      Math.min(MAX_WORKERS, availableParallelism()),
+    )
+    expect(parseSettings({ WORKERS: ' Auto ' }, 'start').workers).toBe(
+      Math.min(MAX_WORKERS, availableParallelism()),
+    )
+  })
+
+  it('refuses more than one worker in dev, which runs one process', () => {
+    expect(parseSettings({ WORKERS: '1' }, 'dev').workers).toBe(1)
+    for (const value of ['2', 'auto']) {
+      // auto on a one-core machine is 1, and still refused: the value, not the machine, decides.
+      expect(issues({ WORKERS: value }, 'dev')).toEqual([
+        'environment: WORKERS: tessera dev runs one process; workers are for tessera start',
+      ])
+    }
   })
 })
 

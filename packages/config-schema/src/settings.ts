@@ -6,6 +6,7 @@
  * @module
  */
 import { readFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import * as z from 'zod'
 import { errorMap, flattenIssues } from './internal/issues.js'
 import { MIN_SECRET_LENGTH } from './internal/fields.js'
@@ -44,6 +45,7 @@ export const SETTING_NAMES = [
   'PASSWORD_FAILURE_WINDOW_SECONDS',
   'LOG_LEVEL',
   'TESSERA_KUBERNETES_NAMESPACE',
+  'WORKERS',
 ] as const
 
 /** One of {@link SETTING_NAMES}. */
@@ -147,7 +149,16 @@ export interface Settings {
    * {@link SERVICE_ACCOUNT_NAMESPACE_FILE}), else `default`.
    */
   kubernetesNamespace: string
+  /**
+   * WORKERS (extra): how many processes `tessera start` runs on one port, 1 to
+   * {@link MAX_WORKERS}, or `auto` for the machine's available parallelism (default 1). `tessera
+   * dev` runs one process and refuses more.
+   */
+  workers: number
 }
+
+/** The most WORKERS accepted: beyond it, more processes only add memory and store connections. */
+export const MAX_WORKERS = 64
 
 /**
  * Where Kubernetes mounts the namespace of a pod's service account: the default of
@@ -232,6 +243,24 @@ const adminPort = () =>
       return z.NEVER
     }
     return value
+  })
+
+/**
+ * WORKERS: a count, or `auto` (kept as is: {@link parseSettings} resolves it on this machine).
+ */
+const workerCount = () =>
+  z.string().transform((text, ctx): number | 'auto' => {
+    const value = text.trim().toLowerCase()
+    if (value === 'auto') return 'auto'
+    const count = INTEGER.test(value) ? Number(value) : Number.NaN
+    if (!(count >= 1 && count <= MAX_WORKERS)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be auto or an integer between 1 and ${MAX_WORKERS}`,
+      })
+      return z.NEVER
+    }
+    return count
   })
 
 /**
@@ -347,6 +376,7 @@ export const SettingsSchema = z.object({
       )
       .optional(),
   ),
+  WORKERS: variable(workerCount().default(1)),
 })
 
 /**
@@ -408,6 +438,17 @@ export function parseSettings(
       message: 'must differ from PORT (or be off)',
     })
   }
+  // dev listens before it builds its issuer, to name its real port in the issuer URLs: one
+  // process only.
+  const workers = SettingsSchema.shape.WORKERS.safeParse(input.WORKERS)
+  if (mode === 'dev' && workers.success && workers.data !== 1) {
+    issues.push({
+      file: 'environment',
+      line: 0,
+      path: 'WORKERS',
+      message: 'tessera dev runs one process; workers are for tessera start',
+    })
+  }
   if (!parsed.success || issues.length > 0) {
     const position = (issue: ConfigIssue) => SETTING_NAMES.indexOf(issue.path as SettingName)
     throw new ConfigError(issues.sort((a, b) => position(a) - position(b)))
@@ -438,6 +479,7 @@ export function parseSettings(
     logLevel: env.LOG_LEVEL,
     kubernetesNamespace:
       env.TESSERA_KUBERNETES_NAMESPACE ?? readServiceAccountNamespace() ?? 'default',
+    workers: env.WORKERS === 'auto' ? Math.min(MAX_WORKERS, availableParallelism()) : env.WORKERS,
   }
   if (env.JWT_SECRET !== undefined) settings.jwtSecret = env.JWT_SECRET
   if (env.KEY_ENCRYPTION_SECRET !== undefined)

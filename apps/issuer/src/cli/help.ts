@@ -37,6 +37,8 @@ opens DATABASE_URL (default sqlite:./data/tessera.db) and listens on HOST:PORT (
 0.0.0.0:3000) and on ADMIN_HOST:ADMIN_PORT (default 127.0.0.1:9464). JWT_SECRET is required as
 soon as a tenant signs with HS256. Every problem stops it before it listens, one line each.
 
+  --workers N      run N processes on the port (WORKERS; auto = one per core; default 1)
+
 ${SETTINGS_AS_FLAGS}`
 
 const DEV = `Usage: tessera dev [setting flags]

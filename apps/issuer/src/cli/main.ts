@@ -4,10 +4,12 @@
  *
  * @module
  */
+import cluster from 'node:cluster'
 import { ConfigError } from '@tessera/config-schema'
 import { KeyError } from '@tessera/keys'
 import { StoreError } from '@tessera/store'
 import { ProviderError } from '../providers.js'
+import { reportWorkerFailure, WorkerStartError } from '../cluster.js'
 import { checkConfigCommand } from './check-config.js'
 import { MissingConfigError } from './config-directory.js'
 import { parseCommandLine } from './flags.js'
@@ -68,6 +70,25 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** What the command line prints on stderr for a failure: one line per problem, never a secret. */
+function describeFailure(error: unknown): string {
+  if (error instanceof ConfigError || error instanceof ProviderError) {
+    return `tessera: configuration problems:\n${error.message}\n`
+  }
+  if (error instanceof StoreError) return `tessera: database: ${error.message}\n`
+  // Key errors name tenants and kids, never key material or secrets.
+  if (error instanceof KeyError) return `tessera: ${error.message}\n`
+  if (error instanceof UsageError) {
+    const command = error.command === '' ? 'tessera' : `tessera ${error.command}`
+    return `${command}: ${error.message}; see ${command} --help\n`
+  }
+  if (error instanceof MissingConfigError) return `tessera ${error.command}: ${error.message}\n`
+  if (error instanceof PortInUseError) return `tessera: ${error.message}\n`
+  // Already described by the worker that met it, as above.
+  if (error instanceof WorkerStartError) return error.text
+  return `tessera: ${(error as Error).stack ?? String(error)}\n`
+}
+
 main(process.argv.slice(2)).then(
   (code) => {
     // -1: a server is running and exits on a signal. A one-shot command is over when its work
@@ -76,23 +97,13 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exit(code)
   },
   (error: unknown) => {
-    if (error instanceof ConfigError || error instanceof ProviderError) {
-      process.stderr.write(`tessera: configuration problems:\n${error.message}\n`)
-    } else if (error instanceof StoreError) {
-      process.stderr.write(`tessera: database: ${error.message}\n`)
-    } else if (error instanceof KeyError) {
-      // Key errors name tenants and kids, never key material or secrets.
-      process.stderr.write(`tessera: ${error.message}\n`)
-    } else if (error instanceof UsageError) {
-      const command = error.command === '' ? 'tessera' : `tessera ${error.command}`
-      process.stderr.write(`${command}: ${error.message}; see ${command} --help\n`)
-    } else if (error instanceof MissingConfigError) {
-      process.stderr.write(`tessera ${error.command}: ${error.message}\n`)
-    } else if (error instanceof PortInUseError) {
-      process.stderr.write(`tessera: ${error.message}\n`)
-    } else {
-      process.stderr.write(`tessera: ${(error as Error).stack ?? String(error)}\n`)
+    const text = describeFailure(error)
+    // A worker that cannot start tells the primary, which prints the problem once for all.
+    if (cluster.isWorker) {
+      reportWorkerFailure(text)
+      return
     }
+    process.stderr.write(text)
     process.exitCode = 1
   },
 )

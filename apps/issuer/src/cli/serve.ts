@@ -1,8 +1,14 @@
 import { randomBytes } from 'node:crypto'
 import type { Server } from 'node:http'
+import cluster from 'node:cluster'
 import { parseSettings } from '@tessera/config-schema'
-import { collectDefaultMetrics } from 'prom-client'
+import type { Settings } from '@tessera/config-schema'
+import { collectDefaultMetrics, Registry } from 'prom-client'
 import type Koa from 'koa'
+import type { Logger } from 'pino'
+import { createAdminApp } from '../admin.js'
+import { answerPrimary, forkWorkers, WORKER_SLOT_VARIABLE } from '../cluster.js'
+import type { Workers } from '../cluster.js'
 import { createIssuer } from '../issuer.js'
 import type { Issuer } from '../issuer.js'
 import { MAKE_KEY_ENCRYPTION_SECRET } from '../key-encryption.js'
@@ -30,40 +36,25 @@ export async function serve(
   }
   const settings = parseSettings(vars, mode)
   assertConfigExists(settings, vars, mode, mode)
-  const logger = createLogger(settings.logLevel)
+  // A worker of `--workers` (the primary forked this same command line) logs its slot on every
+  // line; the primary has said everything else already.
+  const slot = cluster.isWorker ? Number(process.env[WORKER_SLOT_VARIABLE]) : undefined
+  const logger =
+    slot === undefined
+      ? createLogger(settings.logLevel)
+      : createLogger(settings.logLevel).child({ worker: slot })
   // A provider script may leave a promise of its own rejected (a timer or a request it started and
   // dropped). Node's default would end the process, and every tenant with it, printing a reason
   // that may quote the password the script was given: log its kind and where it came from only.
   process.on('unhandledRejection', (reason) => {
     logger.error(describeStray(reason), 'a promise was rejected and nothing handled it')
   })
-  if (devSecretGenerated) {
-    logger.warn(
-      'JWT_SECRET is not set: using a random secret for this process only. HS256 tokens will ' +
-        'not verify anywhere else and stop working at restart. Set JWT_SECRET (32+ characters).',
-    )
-  }
-  if (settings.keyEncryptionSecret === undefined) {
-    // Names the variable only; whether set or not, no secret is ever logged. `start` refuses
-    // every tenant that stores RS256 keys, RS256 or with OpenID Connect clients (the issuer
-    // checks each configuration it is given); `dev` serves them.
-    if (mode === 'start') {
-      logger.info(
-        'KEY_ENCRYPTION_SECRET is not set: RS256 tenants are refused, and so are HS256 tenants ' +
-          'with OpenID Connect clients (their ID tokens are RS256), since their private keys ' +
-          `would be stored in clear; make a secret with: ${MAKE_KEY_ENCRYPTION_SECRET}`,
-      )
-    } else {
-      logger.warn(
-        'KEY_ENCRYPTION_SECRET is not set: RS256 private keys are stored UNENCRYPTED in the ' +
-          'database, which only tessera dev allows (tessera start refuses RS256 tenants, and ' +
-          'HS256 tenants with OpenID Connect clients, without it); anyone who can read the ' +
-          'database can sign tokens for those tenants',
-      )
+  if (slot === undefined) {
+    warnAboutSettings(settings, mode, devSecretGenerated, logger)
+    if (mode === 'start' && settings.workers > 1) {
+      await servePrimary(settings, vars, logger)
+      return
     }
-  }
-  if (settings.adminToken !== undefined && settings.adminPort === 'off') {
-    logger.warn('ADMIN_TOKEN is set but ADMIN_PORT=off: the admin API is not served anywhere')
   }
   const metrics = createMetrics()
   collectDefaultMetrics({ register: metrics.registry })
@@ -116,7 +107,8 @@ export async function serve(
       setting: 'PORT',
     },
   ]
-  if (settings.adminPort !== 'off') {
+  // A worker serves the tenants only: its primary owns the admin listener.
+  if (settings.adminPort !== 'off' && slot === undefined) {
     listeners.push({
       server: createHttpServer(issuer.adminApp),
       port: settings.adminPort,
@@ -141,27 +133,24 @@ export async function serve(
   const ports = results.map((result) => (result.status === 'fulfilled' ? result.value : 0))
   const servers = listeners.map(({ server }) => server)
   const urls = listeners.map(({ host }, i) => `http://${urlHost(host)}:${ports[i]}`)
-  logger.info(
-    {
-      url: urls[0],
-      admin: urls[1] ?? 'off',
-      // Whether /admin answers there; never the token itself.
-      adminApi: urls[1] !== undefined && settings.adminToken !== undefined,
-      tenants: issuer.registry.all().map((t) => ({
-        name: t.tenant.name,
-        issuer: t.issuer,
-        alg: t.tenant.jwtAlgorithm,
-        kid: t.keyRing.activeKid(),
-      })),
-      database: settings.databaseUrl.split(':', 1)[0],
-      source:
-        settings.configSource === 'kubernetes'
-          ? `kubernetes:${settings.kubernetesNamespace}`
-          : settings.config,
-      ready: issuer.ready(),
-    },
-    'tessera issuer listening',
-  )
+  if (slot !== undefined) {
+    answerPrimary({
+      registry: metrics.registry,
+      ready: () => issuer.ready(),
+      ping: () => issuer.store.ping(),
+    }).listening(ports[0] ?? 0)
+  } else {
+    logger.info(
+      {
+        url: urls[0],
+        admin: urls[1] ?? 'off',
+        // Whether /admin answers there; never the token itself.
+        adminApi: urls[1] !== undefined && settings.adminToken !== undefined,
+        ...servedSummary(settings, issuer),
+      },
+      'tessera issuer listening',
+    )
+  }
 
   let stopping = false
   const stop = (signal: string): void => {
@@ -186,12 +175,182 @@ export async function serve(
   }
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
+  // A worker whose primary is gone (killed) has nobody to hand it connections: it ends.
+  if (slot !== undefined) process.on('disconnect', () => stop('disconnect'))
 
   // Configuration reload without a restart: SIGHUP (the sources also follow changes themselves).
   process.on('SIGHUP', () => {
     logger.info('SIGHUP: reloading the configuration')
     void issuer.reload()
   })
+}
+
+/**
+ * The primary of `tessera start --workers N`: builds an issuer of its own first, so that every
+ * problem stops the start before any fork (one line each, as without workers) and the store is
+ * migrated once; then listens on ADMIN_PORT and forks the workers, which serve PORT together.
+ * Its issuer serves the admin API (its own store connection, its own view of the tenants,
+ * reloaded as the workers' are); /metrics aggregates the workers'; /readyz asks them.
+ */
+async function servePrimary(
+  settings: Settings,
+  vars: Record<string, string | undefined>,
+  logger: Logger,
+): Promise<void> {
+  const issuer = await createIssuer({
+    settings,
+    mode: 'start',
+    logger,
+    env: vars,
+    metrics: createMetrics(),
+    watch: true,
+  })
+  // Forked below; the admin app needs to ask them, the workers need the admin port free first.
+  const forked: { workers?: Workers } = {}
+  let adminServer: Server | undefined
+  let adminUrl = 'off'
+  if (settings.adminPort !== 'off') {
+    const adminApp = createAdminApp({
+      registry: {
+        contentType: Registry.PROMETHEUS_CONTENT_TYPE,
+        metrics: () => forked.workers?.registry.metrics() ?? Promise.resolve(''),
+      },
+      logger,
+      ready: () => issuer.ready(),
+      ping: () => issuer.store.ping(),
+      workers: () => forked.workers?.check() ?? Promise.resolve('workers not started'),
+      ...(settings.adminToken === undefined
+        ? {}
+        : {
+            api: {
+              token: settings.adminToken,
+              registry: issuer.registry,
+              keys: issuer.store.keys,
+              graceMs: settings.jwksGraceHours * 3_600_000,
+              now: Date.now,
+              ...(settings.keyEncryptionSecret === undefined
+                ? {}
+                : { encryptionSecret: settings.keyEncryptionSecret }),
+            },
+          }),
+    })
+    adminServer = createHttpServer(adminApp)
+    try {
+      const port = await listen(adminServer, settings.adminPort, settings.adminHost, 'ADMIN_PORT')
+      adminUrl = `http://${urlHost(settings.adminHost)}:${port}`
+    } catch (error) {
+      await issuer.close()
+      throw error
+    }
+  }
+  const closeAll = async (): Promise<void> => {
+    if (adminServer?.listening === true) {
+      await new Promise<void>((resolve) => adminServer.close(() => resolve()))
+    }
+    await issuer.close()
+  }
+  // Node's own variable: `rr` asks for the primary to deal connections in turn.
+  const workers = forkWorkers(settings.workers, logger, {
+    roundRobin: vars.NODE_CLUSTER_SCHED_POLICY === 'rr',
+  })
+  forked.workers = workers
+  let port: number
+  try {
+    port = await workers.listening
+  } catch (error) {
+    await workers.stop(SHUTDOWN_GRACE_MS)
+    adminServer?.closeAllConnections()
+    await closeAll()
+    throw error
+  }
+  logger.info(
+    {
+      url: `http://${urlHost(settings.host)}:${port}`,
+      admin: adminUrl,
+      adminApi: adminUrl !== 'off' && settings.adminToken !== undefined,
+      workers: settings.workers,
+      ...servedSummary(settings, issuer),
+    },
+    'tessera issuer listening',
+  )
+
+  let stopping = false
+  const stop = (signal: string): void => {
+    if (stopping) return
+    stopping = true
+    logger.info({ signal }, 'shutting down: every worker finishes its requests in flight')
+    adminServer?.closeIdleConnections()
+    // The workers have SHUTDOWN_GRACE_MS to finish; a little more before they are killed.
+    void workers
+      .stop(SHUTDOWN_GRACE_MS + 5_000)
+      .then(closeAll)
+      .then(() => {
+        logger.info('stopped')
+        process.exit(0)
+      })
+  }
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', () => stop('SIGINT'))
+  process.on('SIGHUP', () => {
+    logger.info('SIGHUP: reloading the configuration, and every worker too')
+    void issuer.reload()
+    workers.reload()
+  })
+}
+
+/** What the `tessera issuer listening` line says of the tenants, the database and the source. */
+function servedSummary(settings: Settings, issuer: Issuer): Record<string, unknown> {
+  return {
+    tenants: issuer.registry.all().map((t) => ({
+      name: t.tenant.name,
+      issuer: t.issuer,
+      alg: t.tenant.jwtAlgorithm,
+      kid: t.keyRing.activeKid(),
+    })),
+    database: settings.databaseUrl.split(':', 1)[0],
+    source:
+      settings.configSource === 'kubernetes'
+        ? `kubernetes:${settings.kubernetesNamespace}`
+        : settings.config,
+    ready: issuer.ready(),
+  }
+}
+
+/** What `start` and `dev` warn about before anything is built (once, in a primary). */
+function warnAboutSettings(
+  settings: Settings,
+  mode: 'dev' | 'start',
+  devSecretGenerated: boolean,
+  logger: Logger,
+): void {
+  if (devSecretGenerated) {
+    logger.warn(
+      'JWT_SECRET is not set: using a random secret for this process only. HS256 tokens will ' +
+        'not verify anywhere else and stop working at restart. Set JWT_SECRET (32+ characters).',
+    )
+  }
+  if (settings.keyEncryptionSecret === undefined) {
+    // Names the variable only; whether set or not, no secret is ever logged. `start` refuses
+    // every tenant that stores RS256 keys, RS256 or with OpenID Connect clients (the issuer
+    // checks each configuration it is given); `dev` serves them.
+    if (mode === 'start') {
+      logger.info(
+        'KEY_ENCRYPTION_SECRET is not set: RS256 tenants are refused, and so are HS256 tenants ' +
+          'with OpenID Connect clients (their ID tokens are RS256), since their private keys ' +
+          `would be stored in clear; make a secret with: ${MAKE_KEY_ENCRYPTION_SECRET}`,
+      )
+    } else {
+      logger.warn(
+        'KEY_ENCRYPTION_SECRET is not set: RS256 private keys are stored UNENCRYPTED in the ' +
+          'database, which only tessera dev allows (tessera start refuses RS256 tenants, and ' +
+          'HS256 tenants with OpenID Connect clients, without it); anyone who can read the ' +
+          'database can sign tokens for those tenants',
+      )
+    }
+  }
+  if (settings.adminToken !== undefined && settings.adminPort === 'off') {
+    logger.warn('ADMIN_TOKEN is set but ADMIN_PORT=off: the admin API is not served anywhere')
+  }
 }
 
 /** A listen address as the host part of a URL: IPv6 literals go in brackets. */

@@ -10,10 +10,14 @@ export function healthzRoute(): Middleware {
   }
 }
 
-/** GET /readyz: configuration is loaded and the store answers; load balancers route on it. */
+/**
+ * GET /readyz: configuration is loaded and the store answers (and, in the primary of
+ * `--workers`, `workers` finds no problem); load balancers route on it.
+ */
 export function readyzRoute(deps: {
   ready: () => boolean
   ping: () => Promise<void>
+  workers?: () => Promise<string | undefined>
   logger: Logger
 }): Middleware {
   return async (ctx) => {
@@ -28,6 +32,7 @@ export function readyzRoute(deps: {
         deps.logger.warn({ err: error }, 'readiness check: store did not answer')
         problem = 'store unavailable'
       }
+      problem ??= await deps.workers?.()
     }
     ctx.status = problem === undefined ? 200 : 503
     ctx.body =
@@ -36,7 +41,7 @@ export function readyzRoute(deps: {
 }
 
 /** GET /metrics: Prometheus text format. */
-export function metricsRoute(registry: Registry): Middleware {
+export function metricsRoute(registry: Pick<Registry, 'contentType' | 'metrics'>): Middleware {
   return async (ctx) => {
     ctx.set('Cache-Control', 'no-store')
     ctx.type = registry.contentType

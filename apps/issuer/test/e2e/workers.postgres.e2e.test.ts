@@ -1,0 +1,72 @@
+/**
+ * `tessera start --workers 2` on PostgreSQL (issue #15): each worker with its own pool on a
+ * database created for this file, started on it while still empty.
+ */
+import { createTestDatabase } from '@tessera/test-support'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { IssuerCli } from '../support/process.js'
+import {
+  counter,
+  entries,
+  HS_PASSWORD_TOKENS,
+  hsPassword,
+  redeemInParallel,
+  refreshInParallel,
+  requestPids,
+  rsRefreshToken,
+  startWorkers,
+  workerPids,
+} from '../support/workers.js'
+
+describe('tessera start --workers 2 on PostgreSQL', { timeout: 120_000 }, () => {
+  let database: Awaited<ReturnType<typeof createTestDatabase>>
+  let cli: IssuerCli
+
+  beforeAll(async () => {
+    database = await createTestDatabase()
+    cli = await startWorkers(database.url)
+  })
+  afterAll(async () => {
+    await cli?.stop()
+    await database?.drop()
+  })
+
+  it('serves from both workers and sums their counters in /metrics', async () => {
+    const before = await counter(cli.admin, HS_PASSWORD_TOKENS)
+    // The kernel picks the worker that accepts each connection: batches until both have served.
+    let sent = 0
+    for (let batch = 0; batch < 10 && requestPids(cli, '/token').size < 2; batch++) {
+      const statuses = await Promise.all(
+        Array.from({ length: 12 }, () => hsPassword(cli).then((res) => res.status)),
+      )
+      expect(statuses).toEqual(Array<number>(12).fill(200))
+      sent += 12
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    expect(requestPids(cli, '/token').size).toBe(2)
+    expect(await counter(cli.admin, HS_PASSWORD_TOKENS)).toBe(before + sent)
+    const res = await fetch(`${cli.admin}/readyz`)
+    expect(res.status).toBe(200)
+  })
+
+  it('rotates a refresh token once across the workers', async () => {
+    const statuses = await refreshInParallel(cli, await rsRefreshToken(cli), 8)
+    expect(statuses.filter((status) => status === 200)).toHaveLength(1)
+    expect(statuses.filter((status) => status === 400)).toHaveLength(7)
+  })
+
+  it('redeems an authorization code once across the workers', async () => {
+    const statuses = await redeemInParallel(cli, 8)
+    expect(statuses.filter((status) => status === 200)).toHaveLength(1)
+    expect(statuses.filter((status) => status === 400)).toHaveLength(7)
+  })
+
+  it('exits 0 on SIGTERM once both workers have stopped', async () => {
+    const pids = [...workerPids(cli).values()]
+    expect(pids).toHaveLength(2)
+    await cli.stop()
+    expect(cli.child.exitCode).toBe(0)
+    const stopped = entries(cli).filter((entry) => entry.msg === 'worker stopped')
+    expect(stopped.map((entry) => entry.workerPid)).toEqual(expect.arrayContaining(pids))
+  })
+})

@@ -1,0 +1,146 @@
+import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+import { expect } from 'vitest'
+import { postForm } from './http.js'
+import type { HttpResponse } from './http.js'
+import { FIXTURES, HS, JWT_SECRET, RS } from './issuer.js'
+import { pkce, signIn } from './oauth.js'
+import { startIssuerCli } from './process.js'
+import type { IssuerCli } from './process.js'
+
+const REDIRECT_URI = 'http://localhost:9000/cb'
+
+/** `tessera start --workers 2` on `databaseUrl`, serving the basic fixtures (HS256 and RS256). */
+export function startWorkers(databaseUrl: string, workers = '2'): Promise<IssuerCli> {
+  return startIssuerCli(
+    {
+      JWT_SECRET,
+      KEY_ENCRYPTION_SECRET: randomBytes(32).toString('base64url'),
+      TESSERA_CONFIG: join(FIXTURES, 'basic'),
+      DATABASE_URL: databaseUrl,
+      WORKERS: workers,
+      // The tests send many parallel password grants for alice: none must be throttled.
+      PASSWORD_MAX_FAILURES: '1000',
+      PASSWORD_MAX_FAILURES_PER_ADDRESS: '1000',
+    },
+    'start',
+  )
+}
+
+/** The JSON lines a process wrote. */
+export function entries(cli: IssuerCli): Record<string, unknown>[] {
+  return cli.logs.flatMap((line) => {
+    try {
+      return [JSON.parse(line) as Record<string, unknown>]
+    } catch {
+      return []
+    }
+  })
+}
+
+/** The pid of each worker slot as the primary last announced it listening. */
+export function workerPids(cli: IssuerCli): Map<number, number> {
+  const pids = new Map<number, number>()
+  for (const entry of entries(cli)) {
+    if (entry.msg === 'worker listening')
+      pids.set(entry.worker as number, entry.workerPid as number)
+  }
+  return pids
+}
+
+/** The pids that logged the request lines of `path`, each with its `worker` field. */
+export function requestPids(cli: IssuerCli, path: string): Set<string> {
+  const pids = new Set<string>()
+  for (const entry of entries(cli)) {
+    if (entry.msg === 'request' && entry.path === path) {
+      pids.add(`${entry.pid as number}:${entry.worker as number}`)
+    }
+  }
+  return pids
+}
+
+/** A counter's value in the admin listener's /metrics (0 when absent). */
+export async function counter(admin: string, series: string): Promise<number> {
+  const res = await fetch(`${admin}/metrics`)
+  expect(res.status).toBe(200)
+  const line = (await res.text()).split('\n').find((l) => l.startsWith(`${series} `))
+  return line === undefined ? 0 : Number(line.slice(series.length + 1))
+}
+
+export const HS_PASSWORD_TOKENS =
+  'tessera_tokens_issued_total{tenant="hs",grant_type="password",alg="HS256"}'
+
+/** A password grant at the HS256 tenant (a fresh connection each: the workers take turns). */
+export function hsPassword(cli: IssuerCli): Promise<HttpResponse> {
+  return postForm(cli.url, HS.host, {
+    grant_type: 'password',
+    username: 'alice',
+    password: 'alice-password',
+    client_id: HS.client,
+    client_secret: HS.secret,
+  })
+}
+
+/** A refresh token of the RS256 tenant, from a sign-in and its code. */
+export async function rsRefreshToken(cli: IssuerCli): Promise<string> {
+  const { verifier, challenge } = pkce()
+  const { code } = await signIn(cli.url, RS.host, {
+    clientId: RS.client,
+    redirectUri: REDIRECT_URI,
+    challenge,
+    scope: 'read',
+  })
+  const res = await postForm(cli.url, RS.host, {
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: REDIRECT_URI,
+    code_verifier: verifier,
+    client_id: RS.client,
+    client_secret: RS.secret,
+  })
+  expect(res.status).toBe(200)
+  return (res.json as { refresh_token: string }).refresh_token
+}
+
+/** Sends the same refresh token `times` at once: how many were answered 200. */
+export async function refreshInParallel(
+  cli: IssuerCli,
+  token: string,
+  times: number,
+): Promise<number[]> {
+  const results = await Promise.all(
+    Array.from({ length: times }, () =>
+      postForm(cli.url, RS.host, {
+        grant_type: 'refresh_token',
+        refresh_token: token,
+        client_id: RS.client,
+        client_secret: RS.secret,
+      }),
+    ),
+  )
+  return results.map((res) => res.status)
+}
+
+/** Signs alice in and redeems the one code `times` at once: the statuses. */
+export async function redeemInParallel(cli: IssuerCli, times: number): Promise<number[]> {
+  const { verifier, challenge } = pkce()
+  const { code } = await signIn(cli.url, RS.host, {
+    clientId: RS.client,
+    redirectUri: REDIRECT_URI,
+    challenge,
+    scope: 'read',
+  })
+  const results = await Promise.all(
+    Array.from({ length: times }, () =>
+      postForm(cli.url, RS.host, {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: REDIRECT_URI,
+        code_verifier: verifier,
+        client_id: RS.client,
+        client_secret: RS.secret,
+      }),
+    ),
+  )
+  return results.map((res) => res.status)
+}
