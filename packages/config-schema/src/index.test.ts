@@ -25,6 +25,7 @@ describe('@tessera/config-schema', () => {
       'GRANT_TYPES',
       'JWT_ALGORITHMS',
       'LOG_LEVELS',
+      'MAX_WORKERS',
       'SETTING_NAMES',
       'SettingsSchema',
       'TOKEN_ENDPOINT_AUTH_METHODS',

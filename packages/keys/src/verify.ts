@@ -67,7 +67,9 @@ export function createAccessTokenVerifier(
       since !== undefined &&
       typeof iat === 'number' &&
       typeof exp === 'number' &&
-      iat * 1000 < since &&
+      // `iat` is whole seconds and `since` milliseconds: a token of the switch's own second may
+      // have come after it, so only seconds wholly before the switch count.
+      (iat + 1) * 1000 <= since &&
       exp * 1000 <= since + ttlMs
     )
   }

@@ -46,6 +46,9 @@ describe(
         DATABASE_URL: `sqlite:${tmp.dir}/tessera.db`,
         ADMIN_TOKEN,
       })
+      // Keys are made on first use: the documented rotation retires the key globex signs with.
+      const jwks = await send(cli.url, { path: '/.well-known/jwks.json', host: 'globex.localhost' })
+      expect(jwks.status).toBe(200)
     })
     afterAll(async () => {
       await cli?.stop()
