@@ -58,9 +58,10 @@ const PrimaryMessageSchema = z.object({
   id: z.number().int(),
 })
 
-/** Tells the primary that this worker could not start, then exits 1. */
+/** Tells the primary that this worker could not start, then exits 1 (at once without a primary). */
 export function reportWorkerFailure(text: string): void {
-  process.send?.({ tessera: 'failed', text }, undefined, {}, () => process.exit(1))
+  if (process.send === undefined) process.exit(1)
+  process.send({ tessera: 'failed', text }, undefined, {}, () => process.exit(1))
 }
 
 /** A worker's side: announces its port and answers the primary's metrics and readiness asks. */

@@ -16,6 +16,7 @@ import {
   entries,
   HS_PASSWORD_TOKENS,
   hsPassword,
+  passwordsUntilBothServed,
   redeemInParallel,
   refreshInParallel,
   requestPids,
@@ -41,18 +42,7 @@ describe('tessera start --workers 2 on SQLite', { timeout: 120_000 }, () => {
   it('forks two workers that share the port, and counts their tokens together in /metrics', async () => {
     expect(workerPids(cli).size).toBe(2)
     const before = await counter(cli.admin, HS_PASSWORD_TOKENS)
-    // The kernel picks the worker that accepts each connection: batches until both have served.
-    let sent = 0
-    for (let batch = 0; batch < 10 && requestPids(cli, '/token').size < 2; batch++) {
-      const statuses = await Promise.all(
-        Array.from({ length: 12 }, () => hsPassword(cli).then((res) => res.status)),
-      )
-      expect(statuses).toEqual(Array<number>(12).fill(200))
-      sent += 12
-      // Each request is logged by the worker that served it, by the end of that turn.
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-    expect(requestPids(cli, '/token').size).toBe(2)
+    const sent = await passwordsUntilBothServed(cli)
     const pids = [...workerPids(cli).entries()].map(([slot, pid]) => `${pid}:${slot}`)
     expect([...requestPids(cli, '/token')].sort()).toEqual(pids.sort())
     expect(await counter(cli.admin, HS_PASSWORD_TOKENS)).toBe(before + sent)

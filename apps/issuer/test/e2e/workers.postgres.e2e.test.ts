@@ -9,10 +9,9 @@ import {
   counter,
   entries,
   HS_PASSWORD_TOKENS,
-  hsPassword,
+  passwordsUntilBothServed,
   redeemInParallel,
   refreshInParallel,
-  requestPids,
   rsRefreshToken,
   startWorkers,
   workerPids,
@@ -33,17 +32,7 @@ describe('tessera start --workers 2 on PostgreSQL', { timeout: 120_000 }, () => 
 
   it('serves from both workers and sums their counters in /metrics', async () => {
     const before = await counter(cli.admin, HS_PASSWORD_TOKENS)
-    // The kernel picks the worker that accepts each connection: batches until both have served.
-    let sent = 0
-    for (let batch = 0; batch < 10 && requestPids(cli, '/token').size < 2; batch++) {
-      const statuses = await Promise.all(
-        Array.from({ length: 12 }, () => hsPassword(cli).then((res) => res.status)),
-      )
-      expect(statuses).toEqual(Array<number>(12).fill(200))
-      sent += 12
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-    expect(requestPids(cli, '/token').size).toBe(2)
+    const sent = await passwordsUntilBothServed(cli)
     expect(await counter(cli.admin, HS_PASSWORD_TOKENS)).toBe(before + sent)
     const res = await fetch(`${cli.admin}/readyz`)
     expect(res.status).toBe(200)

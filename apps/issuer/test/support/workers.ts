@@ -81,6 +81,26 @@ export function hsPassword(cli: IssuerCli): Promise<HttpResponse> {
   })
 }
 
+/**
+ * Password grants in batches of 12 until both workers have served one (the kernel picks the
+ * worker that accepts each connection), at most 10 batches; every answer must be 200. Answers
+ * how many were sent.
+ */
+export async function passwordsUntilBothServed(cli: IssuerCli): Promise<number> {
+  let sent = 0
+  for (let batch = 0; batch < 10 && requestPids(cli, '/token').size < 2; batch++) {
+    const statuses = await Promise.all(
+      Array.from({ length: 12 }, () => hsPassword(cli).then((res) => res.status)),
+    )
+    expect(statuses).toEqual(Array<number>(12).fill(200))
+    sent += 12
+    // Each request is logged by the worker that served it, by the end of that turn.
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  expect(requestPids(cli, '/token').size).toBe(2)
+  return sent
+}
+
 /** A refresh token of the RS256 tenant, from a sign-in and its code. */
 export async function rsRefreshToken(cli: IssuerCli): Promise<string> {
   const { verifier, challenge } = pkce()
