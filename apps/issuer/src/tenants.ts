@@ -16,10 +16,10 @@ import { hasOpenIdClients } from './id-token-keys.js'
 export interface TenantRuntime {
   tenant: Tenant
   issuer: string
-  context: TenantContext
+  readonly context: TenantContext
   keyRing: KeyRing
   /** The origins answered CORS on the browser-facing endpoints (see `corsOrigins`). */
-  corsOrigins: ReadonlySet<string>
+  readonly corsOrigins: ReadonlySet<string>
 }
 
 /** The served tenants, looked up by the Host header. */
@@ -87,15 +87,7 @@ export async function createTenantRuntimes(
   tenants: readonly Tenant[],
   options: TenantRuntimeOptions,
 ): Promise<TenantRuntime[]> {
-  const hs256Signers = new Map<string, TokenSigner>()
-  const hs256Signer = (secret: string): TokenSigner => {
-    let signer = hs256Signers.get(secret)
-    if (signer === undefined) {
-      signer = createHs256Signer(secret)
-      hs256Signers.set(secret, signer)
-    }
-    return signer
-  }
+  const hs256Signer = sharedHs256Signers()
 
   const encryption =
     options.keyEncryptionSecret === undefined
@@ -108,12 +100,11 @@ export async function createTenantRuntimes(
       ? []
       : await options.keyStore.listKeysOfTenants(tenants.map((tenant) => tenant.name))
   for (const key of rows) stored.get(key.tenant)?.push(key)
-  const keysOf = (name: string): StoredKey[] => stored.get(name) ?? []
   for (const tenant of tenants) {
     await verifyStoredKeys({
       tenant: tenant.name,
       store: options.keyStore,
-      keys: keysOf(tenant.name),
+      keys: stored.get(tenant.name) ?? [],
       ...encryption,
     })
   }
@@ -130,56 +121,97 @@ export async function createTenantRuntimes(
       rotateOnRestart: options.keyRotateOnRestart,
       graceMs: options.jwksGraceMs,
       rotationMs: options.keyRotationMs,
-      keys: keysOf(tenant.name),
+      keys: stored.get(tenant.name) ?? [],
+      keysVerified: true,
       ...encryption,
       ...(options.onKeyEvent === undefined ? {} : { onEvent: options.onKeyEvent }),
       ...(options.keySignal === undefined ? {} : { signal: options.keySignal }),
     })
-    const issuer = issuerUrl(tenant, options.scheme, options.port)
     const secret = tenant.jwtSecret ?? options.jwtSecret
-    let signer: TokenSigner
-    if (tenant.jwtAlgorithm === 'RS256') {
-      // A stable signer: it follows the ring to a rotated key at once (the issuer reloads rings
-      // on a short poll).
-      signer = keyRing.signer()
-    } else {
-      // config-schema refuses an HS256 tenant without a usable secret; this is a programming error.
-      if (secret === undefined) throw new TypeError(`tenant ${tenant.name} has no HS256 secret`)
-      signer = hs256Signer(secret)
+    // config-schema refuses an HS256 tenant without a usable secret; this is a programming error.
+    if (tenant.jwtAlgorithm === 'HS256' && secret === undefined) {
+      throw new TypeError(`tenant ${tenant.name} has no HS256 secret`)
     }
-    // ID tokens are RS256 at every tenant, signed by the ring's stable signer: at an RS256 tenant
-    // the very signer of its access tokens, at an HS256 tenant the key kept for them alone.
-    const idTokenSigner = tenant.jwtAlgorithm === 'RS256' || idTokens ? keyRing.signer() : undefined
-    const clients = new Map<string, Client>(tenant.clients.map((c) => [c.clientId, c]))
-    const runtime: TenantRuntime = {
-      tenant,
-      issuer,
-      keyRing,
-      corsOrigins: corsOrigins(tenant),
-      context: {
-        name: tenant.name,
-        issuer,
-        audience: tenant.audience ?? issuer,
-        clients,
-        signer,
-        ...(idTokenSigner === undefined ? {} : { idTokenSigner }),
-        // Both algorithms verify while the tenant has the means: tokens signed before a switch
-        // between HS256 and RS256 stay valid until they expire, and no HS256 token after one.
-        verifyAccessToken: createAccessTokenVerifier({
-          issuer,
-          ring: keyRing,
-          now: options.now,
-          accessTokenTtlSeconds: options.accessTokenTtlSeconds,
-          ...(secret === undefined ? {} : { secret }),
-        }),
-        verifyIdTokenHint: createIdTokenHintVerifier(issuer, keyRing),
-        users: options.users(tenant),
-        accessTokenTtlSeconds: options.accessTokenTtlSeconds,
-      },
-    }
+    const runtime = new ServedTenantRuntime(tenant, keyRing, options, hs256Signer)
     runtimes.push(runtime)
   }
   return runtimes
+}
+
+/** An HS256 signer per secret, made once and shared by every tenant of that secret. */
+function sharedHs256Signers(): (secret: string) => TokenSigner {
+  const signers = new Map<string, TokenSigner>()
+  return (secret) => {
+    let signer = signers.get(secret)
+    if (signer === undefined) {
+      signer = createHs256Signer(secret)
+      signers.set(secret, signer)
+    }
+    return signer
+  }
+}
+
+/**
+ * A tenant's runtime. The grant context and the CORS origins are made on the tenant's first
+ * request: of ten thousand tenants most are idle, and their verifiers, client maps and origin
+ * sets would cost memory for as long as the issuer runs. Nothing in them can fail to build.
+ * A class, not closures in `createTenantRuntimes`: a closure there would keep that function's
+ * whole scope (every tenant's stored keys) alive with each tenant.
+ */
+class ServedTenantRuntime implements TenantRuntime {
+  readonly issuer: string
+  #context: TenantContext | undefined
+  #corsOrigins: ReadonlySet<string> | undefined
+
+  constructor(
+    readonly tenant: Tenant,
+    readonly keyRing: KeyRing,
+    private readonly options: TenantRuntimeOptions,
+    private readonly hs256Signer: (secret: string) => TokenSigner,
+  ) {
+    this.issuer = issuerUrl(tenant, options.scheme, options.port)
+  }
+
+  get corsOrigins(): ReadonlySet<string> {
+    return (this.#corsOrigins ??= corsOrigins(this.tenant))
+  }
+
+  get context(): TenantContext {
+    return (this.#context ??= this.#makeContext())
+  }
+
+  #makeContext(): TenantContext {
+    const { tenant, keyRing, issuer, options } = this
+    const secret = tenant.jwtSecret ?? options.jwtSecret
+    // RS256: a stable signer, which follows the ring to a rotated key at once (the issuer
+    // reloads rings on a short poll). HS256: one signer per secret, shared by its tenants.
+    const signer =
+      tenant.jwtAlgorithm === 'RS256' ? keyRing.signer() : this.hs256Signer(secret ?? '')
+    // ID tokens are RS256 at every tenant, signed by the ring's stable signer: at an RS256 tenant
+    // the very signer of its access tokens, at an HS256 tenant the key kept for them alone.
+    const idTokenSigner =
+      tenant.jwtAlgorithm === 'RS256' || hasOpenIdClients(tenant) ? keyRing.signer() : undefined
+    return {
+      name: tenant.name,
+      issuer,
+      audience: tenant.audience ?? issuer,
+      clients: new Map<string, Client>(tenant.clients.map((c) => [c.clientId, c])),
+      signer,
+      ...(idTokenSigner === undefined ? {} : { idTokenSigner }),
+      // Both algorithms verify while the tenant has the means: tokens signed before a switch
+      // between HS256 and RS256 stay valid until they expire, and no HS256 token after one.
+      verifyAccessToken: createAccessTokenVerifier({
+        issuer,
+        ring: keyRing,
+        now: options.now,
+        accessTokenTtlSeconds: options.accessTokenTtlSeconds,
+        ...(secret === undefined ? {} : { secret }),
+      }),
+      verifyIdTokenHint: createIdTokenHintVerifier(issuer, keyRing),
+      users: options.users(tenant),
+      accessTokenTtlSeconds: options.accessTokenTtlSeconds,
+    }
+  }
 }
 
 /** A registry the issuer changes in place, tenant by tenant. */

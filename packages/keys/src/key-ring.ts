@@ -74,6 +74,11 @@ export interface LoadKeyRingOptions {
    * one query for every tenant of a start). Omitted: the load reads them itself.
    */
   keys?: readonly StoredKey[]
+  /**
+   * The caller checked `keys` with {@link verifyStoredKeys} and this `encryptionSecret` just
+   * before: the load does not open them a second time.
+   */
+  keysVerified?: boolean
   /** Clock, epoch milliseconds. */
   now: () => number
   /**
@@ -185,8 +190,11 @@ export interface KeyRing {
   idle(): Promise<void>
 }
 
+/** What a ring keeps of its active key: not the private key, which the store holds. */
+type ActiveKey = Pick<StoredKey, 'kid' | 'createdAt'>
+
 interface Snapshot {
-  active: StoredKey | undefined
+  active: ActiveKey | undefined
   rs256Since: number | undefined
   jwks: JwksDocument
   signer: TokenSigner | undefined
@@ -282,9 +290,21 @@ function checkOptions(options: LoadKeyRingOptions): void {
  */
 export async function loadKeyRing(options: LoadKeyRingOptions): Promise<KeyRing> {
   checkOptions(options)
-  const ring = new TenantKeyRing({ ...options }, createKeyCipher(options.encryptionSecret))
-  await ring.load(options.keys)
+  // The stored keys are read once, at load: the ring keeps what it needs of them, not the rows.
+  const { keys, keysVerified, ...kept } = options
+  const ring = new TenantKeyRing(kept, cipherOf(options.encryptionSecret))
+  await ring.load(keys, keysVerified === true)
   return ring
+}
+
+// The rings of one process share one secret: one cipher (and one copy of its key material) for
+// all of them, not one per tenant.
+let sharedCipher: { secret: string | undefined; cipher: KeyCipher } | undefined
+function cipherOf(secret: string | undefined): KeyCipher {
+  if (sharedCipher === undefined || sharedCipher.secret !== secret) {
+    sharedCipher = { secret, cipher: createKeyCipher(secret) }
+  }
+  return sharedCipher.cipher
 }
 
 class TenantKeyRing implements KeyRing {
@@ -295,6 +315,7 @@ class TenantKeyRing implements KeyRing {
   readonly #options: LoadKeyRingOptions
   readonly #cipher: KeyCipher
   readonly #signers = new Map<string, TokenSigner>()
+  readonly #opening = new Map<string, Promise<TokenSigner>>()
   #stableSigner: TokenSigner | undefined
   #snapshot: Snapshot | undefined
   /** The reload under way, shared by concurrent callers. */
@@ -314,8 +335,8 @@ class TenantKeyRing implements KeyRing {
     this.#cipher = cipher
   }
 
-  async load(keys: readonly StoredKey[] | undefined): Promise<void> {
-    await this.#serially(() => this.#refresh('load', keys))
+  async load(keys: readonly StoredKey[] | undefined, verified: boolean): Promise<void> {
+    await this.#serially(() => this.#refresh('load', keys, undefined, verified))
     this.#startDue()
   }
 
@@ -405,7 +426,7 @@ class TenantKeyRing implements KeyRing {
   }
 
   /** Why the ring should make a key now, given its active key; undefined when it should not. */
-  #dueReason(active: StoredKey | undefined, now: number): KeyMakeReason | undefined {
+  #dueReason(active: ActiveKey | undefined, now: number): KeyMakeReason | undefined {
     if (!this.#keepsKey || this.#options.signal?.aborted === true) return undefined
     if (active === undefined) return 'first'
     const { rotationMs } = this.#options
@@ -489,6 +510,7 @@ class TenantKeyRing implements KeyRing {
     mode: 'load' | 'reload',
     given?: readonly StoredKey[],
     make?: Make,
+    verified = false,
   ): Promise<void> {
     const { tenant, algorithm, store, graceMs } = this.#options
     const keepsKey = this.#keepsKey
@@ -502,10 +524,13 @@ class TenantKeyRing implements KeyRing {
     // Check everything that can fail before the first write, so that a wrong secret or a
     // corrupted key fails the load without having encrypted, created, retired or deleted a key.
     // A load opens every private key: that is what proves the secret before `start` listens.
-    if (mode === 'load') checkPrivateKeysOpen(current.keys, this.#cipher)
+    if (mode === 'load' && !verified) checkPrivateKeysOpen(current.keys, this.#cipher)
     createJwks(current.keys, { now, graceMs })
     let active = keepsKey ? newestActive(current.keys) : undefined
-    if (active !== undefined) await this.#signerFor(active)
+    // A load has opened and parsed every key (above, or the caller): the signer waits for the
+    // first token. A reload makes it now, so that a key another process made that this one
+    // cannot open fails the reload and the ring keeps signing with the key it has.
+    if (active !== undefined && mode === 'reload') await this.#signerFor(active)
 
     if (mode === 'load' && this.#cipher.encrypts) await this.#encryptPlaintext(current)
     if (mode === 'load') {
@@ -549,7 +574,12 @@ class TenantKeyRing implements KeyRing {
     const kept = after.filter((key) => !prune.includes(key))
 
     const jwks = createJwks(kept, { now, graceMs })
-    const signer = active === undefined ? undefined : await this.#signerFor(active)
+    const signer =
+      active === undefined
+        ? undefined
+        : mode === 'load' && make === undefined
+          ? this.#lazySigner(active.kid)
+          : await this.#signerFor(active)
     const previous = this.#snapshot?.jwks
     // The same object while nothing published changed: caches keyed on it (the issuer's own
     // verifier) stay warm across polls.
@@ -559,7 +589,7 @@ class TenantKeyRing implements KeyRing {
       if (key.state === 'retired') nextExpiry = Math.min(nextExpiry, retiredSince(key) + graceMs)
     }
     this.#snapshot = {
-      active,
+      active: active === undefined ? undefined : { kid: active.kid, createdAt: active.createdAt },
       // From the keys before pruning: the more of the chain it sees, the earlier, never later.
       // An HS256 ring's key signs ID tokens only: its access tokens have no RS256 period.
       rs256Since:
@@ -589,6 +619,43 @@ class TenantKeyRing implements KeyRing {
       throw new Error('unreachable: loadKeyRing loads a ring before handing it out')
     }
     return this.#snapshot
+  }
+
+  /**
+   * A signer of the stored key `kid` that reads, opens and imports the private key on its first
+   * signature: a process serving ten thousand tenants holds no private key, not even sealed, of
+   * those that never sign. The load has proved that it opens.
+   */
+  #lazySigner(kid: string): TokenSigner {
+    return {
+      alg: 'RS256',
+      sign: async (claims) => {
+        let opening = this.#opening.get(kid)
+        if (opening === undefined) {
+          // One read and one import however many first tokens arrive together.
+          opening = this.#storedSigner(kid).finally(() => this.#opening.delete(kid))
+          this.#opening.set(kid, opening)
+        }
+        return (await opening).sign(claims)
+      },
+    }
+  }
+
+  async #storedSigner(kid: string): Promise<TokenSigner> {
+    const cached = this.#signers.get(kid)
+    if (cached !== undefined) return cached
+    const { store } = this.#options
+    const key = parseStoredKeys(await store.listKeys(this.tenant), this.tenant).find(
+      (candidate) => candidate.kid === kid,
+    )
+    // Revoked or pruned since the load: the next reload gives the ring its new state.
+    if (key === undefined || key.state !== 'active') {
+      throw new KeyError(
+        'ERR_NO_ACTIVE_KEY',
+        `tenant "${this.tenant}": key "${kid}" is no longer active`,
+      )
+    }
+    return this.#signerFor(key)
   }
 
   async #signerFor(key: StoredKey): Promise<TokenSigner> {

@@ -319,3 +319,57 @@ describe('the generation limiter', () => {
     expect(order).toEqual(['bg1', 'bg2', 'first', 'bg3'])
   })
 })
+
+describe('a loaded key signs on first use', () => {
+  const stored = (): StoredKey => {
+    const pair = pairs[0]
+    if (pair === undefined) throw new Error('no pair')
+    return { ...pair, tenant: 'acme', kid: '2025-03-10', createdAt: start }
+  }
+
+  it('reads and imports the private key once, at the first of many signatures', async () => {
+    await store.insertKeyIfAbsent(stored())
+    const ring = await loadKeyRing(options({ keys: [stored()], rotateOnRestart: false }))
+    // The load was given the rows: it read no key and holds no private key yet.
+    expect(store.calls.get('listKeys') ?? 0).toBe(0)
+    const tokens = await Promise.all(
+      Array.from({ length: 20 }, (_, index) => ring.signer().sign({ sub: `user-${index}` })),
+    )
+    expect(tokens.map(({ token }) => decodeProtectedHeader(token).kid)).toEqual(
+      Array.from({ length: 20 }, () => '2025-03-10'),
+    )
+    expect(store.calls.get('listKeys')).toBe(1)
+    await ring.signer().sign({ sub: 'later' })
+    expect(store.calls.get('listKeys')).toBe(1)
+  })
+
+  it('fails the signature, not the process, when the key was revoked before it first signed', async () => {
+    await store.insertKeyIfAbsent(stored())
+    const ring = await loadKeyRing(options({ rotateOnRestart: false }))
+    expect(ring.activeKid()).toBe('2025-03-10')
+    await store.updateKeyState('acme', '2025-03-10', 'revoked', undefined)
+    await expect(ring.signer().sign({ sub: 'x' })).rejects.toMatchObject({
+      code: 'ERR_NO_ACTIVE_KEY',
+    })
+    // The reload takes the revocation: no active key, nothing published.
+    await ring.reload()
+    expect(ring.activeKid()).toBeUndefined()
+    expect(ring.jwks().keys).toEqual([])
+  })
+
+  it('opens the given keys at load unless the caller verified them', async () => {
+    const corrupt = { ...stored(), privateKey: '{"kty":"RSA"}' }
+    await store.insertKeyIfAbsent(corrupt)
+    await expect(
+      loadKeyRing(options({ keys: [corrupt], rotateOnRestart: false })),
+    ).rejects.toMatchObject({ code: 'ERR_KEY_INVALID' })
+    // keysVerified: the caller ran verifyStoredKeys on these rows; the load trusts it.
+    const ring = await loadKeyRing(
+      options({ keys: [corrupt], keysVerified: true, rotateOnRestart: false }),
+    )
+    expect(ring.activeKid()).toBe('2025-03-10')
+    await expect(ring.signer().sign({ sub: 'x' })).rejects.toMatchObject({
+      code: 'ERR_KEY_INVALID',
+    })
+  })
+})

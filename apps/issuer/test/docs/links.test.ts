@@ -130,6 +130,7 @@ describe('no reference outside the repository', () => {
     ['..', 'shared'].join('/'),
     ['DESIGN', 'md'].join('.'),
     ['DESIGN', '§'].join(' '),
+    ['STYLE', '§'].join(' '),
   ]
   const STYLE_GUIDE = ['STYLE', 'md'].join('.')
 

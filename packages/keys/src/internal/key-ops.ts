@@ -3,7 +3,7 @@ import { generateRsaKey } from '../generate.js'
 import type { KeyStore, StoredKey } from '../ports.js'
 import type { KeyCipher } from './envelope.js'
 import { nextKid } from './kid.js'
-import { parseStoredKeys } from './stored-key.js'
+import { parsePrivateJwk, parseStoredKeys } from './stored-key.js'
 
 // Each attempt follows a lost insert race; losing five in a row means something else is wrong.
 const MAX_CREATE_ATTEMPTS = 5
@@ -14,7 +14,7 @@ export interface TenantKeys {
   prunedKids: string[]
 }
 
-/** Reads and re-parses a tenant's keys; the store is a trust boundary (STYLE §5). */
+/** Reads and re-parses a tenant's keys; the store is a trust boundary. */
 export async function readTenantKeys(store: KeyStore, tenant: string): Promise<TenantKeys> {
   const [rows, pruned] = await Promise.all([store.listKeys(tenant), store.listPrunedKids(tenant)])
   const keys = parseStoredKeys(rows, tenant)
@@ -25,11 +25,14 @@ export async function readTenantKeys(store: KeyStore, tenant: string): Promise<T
 }
 
 /**
- * Opens every stored private key, so that a missing or wrong secret is found before anything is
- * written (`ERR_KEY_DECRYPT`).
+ * Opens every stored private key and parses it, so that a missing or wrong secret
+ * (`ERR_KEY_DECRYPT`) or a corrupted key (`ERR_KEY_INVALID`) is found before anything is written,
+ * and a key ring may put off making a key's signer until it first signs.
  */
 export function checkPrivateKeysOpen(keys: readonly StoredKey[], cipher: KeyCipher): void {
-  for (const key of keys) cipher.open(key.privateKey, key.tenant, key.kid)
+  for (const key of keys) {
+    parsePrivateJwk({ ...key, privateKey: cipher.open(key.privateKey, key.tenant, key.kid) })
+  }
 }
 
 /**
