@@ -1,8 +1,14 @@
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createConfigIndex, parseConfigFile, readConfigFile } from './config-file.js'
+import {
+  createConfigIndex,
+  parseConfigDocument,
+  parseConfigFile,
+  readConfigFile,
+} from './config-file.js'
 import { loadConfigFiles } from './load-config.js'
 import { formatConfigIssue } from './model.js'
+import { parseConfig } from './parse-config.js'
 import { createTempFolder, OPTIONS } from './test-utils/config-files.js'
 
 const PROVIDER = `export default { authenticate: async () => null }\n`
@@ -91,5 +97,77 @@ describe('createConfigIndex', () => {
     expect(lines(createConfigIndex(OPTIONS.jwtSecret).admit(parsed))).toEqual([
       `${file}:7: name: duplicate tenant name "t" (also defined at ${file}:1)`,
     ])
+  })
+})
+
+describe('parseConfigDocument', () => {
+  /** A `kind: Tenant` resource as an API server answers it, provider paths already absolute. */
+  const resource = (name: string, hosts: unknown[], clientIds: string[]) => ({
+    apiVersion: 'tessera.dev/v1',
+    kind: 'Tenant',
+    metadata: { name, resourceVersion: '3' },
+    spec: {
+      hosts,
+      providers: [join(folder, 'users.provider.mjs')],
+      clients: clientIds.map((client_id) => ({ client_id, grant_types: ['password'] })),
+    },
+  })
+  const at = (name: string) => ({ file: `kubernetes:tenants/${name}`, locate: () => 0 })
+
+  it('checks a parsed value alone, as parseConfig checks that one document', () => {
+    const value = resource('acme', ['Acme.Test'], [A])
+    const unit = parseConfigDocument({ ...at('acme'), value }, OPTIONS)
+    const alone = parseConfig([{ ...at('acme'), value }], OPTIONS)
+    expect(unit.issues).toEqual([])
+    expect(alone.ok && alone.tenants).toEqual(unit.tenants)
+    expect(unit.tenants.map((tenant) => [tenant.name, tenant.hosts, tenant.source])).toEqual([
+      ['acme', ['acme.test'], { file: 'kubernetes:tenants/acme', line: 0 }],
+    ])
+
+    const bad = resource('acme', ['a b.test'], ['not-a-uuid'])
+    const refused = parseConfigDocument({ ...at('acme'), value: bad }, OPTIONS)
+    expect(refused.tenants).toEqual([])
+    expect(refused.issues).toEqual(
+      (parseConfig([{ ...at('acme'), value: bad }], OPTIONS) as { issues: unknown }).issues,
+    )
+    expect(refused.issues.map((issue) => issue.path)).toEqual([
+      'spec.hosts.0',
+      'spec.clients.0.client_id',
+    ])
+    // Without a locate, every issue is on line 1, as parseConfig has it.
+    expect(parseConfigDocument({ file: 'x', value: 'not a mapping' }, OPTIONS).issues).toEqual([
+      expect.objectContaining({ file: 'x', line: 1, path: '' }),
+    ])
+  })
+
+  it('is admitted to an index: a clash is reported on the later unit, which claims nothing once released', () => {
+    const index = createConfigIndex(OPTIONS.jwtSecret)
+    const globex = parseConfigDocument(
+      { ...at('globex'), value: resource('globex', ['globex.test', 'shared.test'], [B]) },
+      OPTIONS,
+    )
+    expect(index.admit(globex)).toEqual([])
+    const acme = parseConfigDocument(
+      { ...at('acme'), value: resource('acme', ['acme.test', 'SHARED.test:8443'], [B]) },
+      OPTIONS,
+    )
+    expect(acme.issues).toEqual([])
+    expect(lines(index.admit(acme))).toEqual([
+      'kubernetes:tenants/acme: spec.hosts.1: host "shared.test" is also used by tenant "globex" (kubernetes:tenants/globex:0)',
+      `kubernetes:tenants/acme: spec.clients.0.client_id: client_id "${B}" is also used by tenant "globex" (kubernetes:tenants/globex:0)`,
+    ])
+    index.release(acme)
+    // acme.test was acme's alone; released, it is free for another tenant.
+    const initech = parseConfigDocument(
+      { ...at('initech'), value: resource('initech', ['acme.test'], [A]) },
+      OPTIONS,
+    )
+    expect(index.admit(initech)).toEqual([])
+    index.release(globex)
+    const again = parseConfigDocument(
+      { ...at('acme'), value: resource('acme', ['shared.test'], [B]) },
+      OPTIONS,
+    )
+    expect(index.admit(again)).toEqual([])
   })
 })

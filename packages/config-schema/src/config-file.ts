@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs'
 import type { ConfigIssue, Tenant } from './model.js'
 import { checkDocument, isFile } from './parse-config.js'
-import type { ParseConfigOptions } from './parse-config.js'
+import type { ConfigDocument, ParseConfigOptions } from './parse-config.js'
 import { readYamlText } from './internal/read-yaml.js'
 import { createRuleIndex } from './internal/rules.js'
 import type { Report, TenantFacts } from './internal/rules.js'
@@ -84,6 +84,39 @@ export function readConfigFile(file: string, options: ParseConfigOptions): Confi
     return result
   }
   return parseConfigFile(file, text, options)
+}
+
+/**
+ * Checks one document that is already parsed (a `kind: Tenant` resource from an API server, say)
+ * alone, as {@link parseConfigFile} checks a file, and answers it as a file of one document, to
+ * admit to a {@link ConfigIndex}: checking a changed resource against thousands of others then
+ * costs time in proportion to that resource. `document.file` names it in issues; without
+ * `document.locate`, every issue is on line 1.
+ *
+ * @example
+ * const unit = parseConfigDocument({ file: 'kubernetes:tenants/acme', value: resource }, options)
+ * const issues = [...unit.issues, ...index.admit(unit)]
+ */
+export function parseConfigDocument(
+  document: ConfigDocument,
+  options: ParseConfigOptions,
+): ConfigFile {
+  const { file } = document
+  const locate = document.locate ?? (() => 1)
+  const issues: ConfigIssue[] = []
+  const report: Report = (path, message) => {
+    issues.push({ file, line: locate(path), path: path.join('.'), message })
+  }
+  const checked = checkDocument(
+    { file, value: document.value, locate, line: () => locate([]) },
+    { env: options.env, fileExists: options.fileExists ?? isFile },
+    report,
+  )
+  issues.sort((a, b) => a.line - b.line)
+  const tenant = issues.length > 0 ? undefined : checked?.tenant
+  const result: ConfigFile = { file, tenants: tenant === undefined ? [] : [tenant], issues }
+  factsOf.set(result, checked === undefined ? [] : [checked.facts])
+  return result
 }
 
 /**

@@ -39,6 +39,7 @@ describe('@tessera/config-schema', () => {
       'loadConfigFiles',
       'normaliseHost',
       'parseConfig',
+      'parseConfigDocument',
       'parseConfigFile',
       'parseSettings',
       'readConfigFile',

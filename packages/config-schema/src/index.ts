@@ -30,7 +30,12 @@ export { parseConfig } from './parse-config.js'
 export type { ConfigDocument, ParseConfigOptions, ParseConfigResult } from './parse-config.js'
 export { cachedFileExists, findConfigFiles, loadConfig, loadConfigFiles } from './load-config.js'
 export type { LoadConfigOptions, LoadedConfig } from './load-config.js'
-export { createConfigIndex, parseConfigFile, readConfigFile } from './config-file.js'
+export {
+  createConfigIndex,
+  parseConfigDocument,
+  parseConfigFile,
+  readConfigFile,
+} from './config-file.js'
 export type { ConfigFile, ConfigIndex } from './config-file.js'
 export {
   LOG_LEVELS,

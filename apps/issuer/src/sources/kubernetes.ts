@@ -1,8 +1,8 @@
 /**
  * The `kubernetes` source: `tenants.tessera.dev/v1` resources of one namespace, listed once and
- * then watched, each tenant validated, built and served on its own. The parts live in
- * `kubernetes/`: the list/watch client, the tenant set (validation, per-tenant build, last good
- * version kept), backoff, and where the API server is found.
+ * then watched, each tenant validated and served on its own. The parts live in `kubernetes/`:
+ * the list/watch client, the tenant set (validation against the served tenants' claims, builds
+ * in batches, last good version kept), backoff, and where the API server is found.
  *
  * @module
  */
@@ -52,10 +52,13 @@ export interface KubernetesSourceOptions {
 /**
  * Lists and watches the Tenant resources of `namespace` and serves each valid one.
  *
- * - Each resource is validated alone with config-schema's `parseConfig` (issues name it
- *   `kubernetes:NAMESPACE/NAME`), then against the tenants already served (hosts and client_ids
- *   are unique). A refused resource is logged with every problem; the last good version of that
- *   tenant keeps serving, or it stays absent, and no other tenant is touched.
+ * - Each resource is validated alone with config-schema's `parseConfigDocument` (issues name it
+ *   `kubernetes:NAMESPACE/NAME`), then against an index of what the tenants already served claim
+ *   (hosts and client_ids are unique), in time proportional to the resource. A refused resource
+ *   is logged with every problem; the last good version of that tenant keeps serving, or it
+ *   stays absent, and no other tenant is touched.
+ * - The tenants of a list (thousands at start-up) are built in batches; a batch that fails is
+ *   split until the tenant that cannot be built is found.
  * - A tenant that validates but cannot be built (a provider script that fails to import, a key
  *   store error) is refused the same way.
  * - `spec.providers` are paths inside the provider directory; absolute paths and paths leading

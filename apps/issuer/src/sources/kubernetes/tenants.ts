@@ -1,18 +1,26 @@
 /**
  * The tenants the `kubernetes` source serves: the latest version of each resource, the version
- * being served, and the last refusal. Each resource is validated and built on its own; a refused
- * one keeps its last good version serving (or stays absent) and touches no other tenant.
+ * being served, and the last refusal. Each resource is validated on its own, against an index of
+ * what the served tenants claim; a refused one keeps its last good version serving (or stays
+ * absent) and touches no other tenant. Tenants are built in batches (a first list of thousands),
+ * a batch that fails being split until the tenant that cannot be built is found.
  *
  * @module
  */
 import { isDeepStrictEqual } from 'node:util'
-import type { ConfigDocument, Tenant } from '@tessera/config-schema'
+import type { Tenant } from '@tessera/config-schema'
 import type { Logger } from 'pino'
 import { describeProblems } from '../source.js'
 import type { TenantTarget } from '../source.js'
 import type { Resource } from './resources.js'
-import { validateTenantResource } from './validate.js'
+import { createServedClaims, validateTenantResource } from './validate.js'
 import type { ValidationContext } from './validate.js'
+
+/**
+ * Most tenants built in one `TenantTarget.update`: a batch is all or nothing, and one that fails
+ * is split in halves, so that a tenant that cannot be built costs a few smaller builds.
+ */
+export const BATCH_SIZE = 500
 
 /** The latest version of a resource, as listed or watched. */
 interface Seen {
@@ -23,8 +31,6 @@ interface Seen {
 /** A tenant being served, and the resource version it came from. */
 interface Served {
   resourceVersion: string | undefined
-  /** Its document as validated, for the rules across tenants. */
-  document: ConfigDocument
   tenant: Tenant
 }
 
@@ -72,6 +78,12 @@ export function createTenantSet(options: TenantSetOptions): TenantSet {
   const desired = new Map<string, Seen>()
   const served = new Map<string, Served>()
   const refused = new Map<string, Refusal>()
+  // What the served tenants claim (names, hosts, client_ids): a resource is checked against it
+  // in time proportional to the resource, not to the tenants served.
+  const claims = createServedClaims(options.jwtSecret)
+  // The resources not served at their latest version: all that a reconcile without a rebuild
+  // looks at, so that one watch event does not walk every tenant.
+  const pending = new Set<string>()
 
   let chain: Promise<unknown> = Promise.resolve()
   const enqueue = <T>(operation: () => Promise<T>, fallback: T): Promise<T> => {
@@ -108,22 +120,45 @@ export function createTenantSet(options: TenantSetOptions): TenantSet {
     )
   }
 
+  /** Records `tenant` as served from `seen` (built already, its claims in the index). */
+  const accepted = (name: string, seen: Seen, tenant: Tenant, rebuild: boolean): void => {
+    const current = served.get(name)
+    served.set(name, { resourceVersion: seen.resourceVersion, tenant })
+    refused.delete(name)
+    pending.delete(name)
+    if (!rebuild || current === undefined) {
+      logger.info(
+        { tenant: name, namespace, resourceVersion: seen.resourceVersion, hosts: tenant.hosts },
+        current === undefined ? 'Tenant added' : 'Tenant changed',
+      )
+    }
+  }
+
+  /** Labels, annotations or status changed, not the tenant: nothing to rebuild. */
+  const unchanged = (name: string, tenant: Tenant, rebuild: boolean): boolean => {
+    const current = served.get(name)
+    return !rebuild && current !== undefined && isDeepStrictEqual(current.tenant, tenant)
+  }
+  /** Records that the served tenant is `seen` too, as it was built. */
+  const keep = (name: string, seen: Seen): void => {
+    const current = served.get(name)
+    if (current !== undefined)
+      served.set(name, { ...current, resourceVersion: seen.resourceVersion })
+    refused.delete(name)
+    pending.delete(name)
+  }
+
   /** Tries to serve the latest version of one resource; answers whether it is served. */
   const attempt = async (name: string, seen: Seen, rebuild: boolean): Promise<boolean> => {
     if (target === undefined) return false
-    const current = served.get(name)
-    const others = [...served.entries()]
-      .filter(([other]) => other !== name)
-      .map(([, entry]) => entry.document)
-    const checked = validateTenantResource(where(name), seen.object, others, options)
+    const checked = validateTenantResource(where(name), seen.object, claims, options)
     if (!checked.ok) {
       refuse(name, seen, checked.issues, false)
       return false
     }
-    // Labels, annotations or status changed, not the tenant: nothing to rebuild.
-    if (!rebuild && current !== undefined && isDeepStrictEqual(current.tenant, checked.tenant)) {
-      served.set(name, { ...current, resourceVersion: seen.resourceVersion })
-      refused.delete(name)
+    if (unchanged(name, checked.tenant, rebuild)) {
+      claims.serve(name, checked.unit)
+      keep(name, seen)
       return true
     }
     try {
@@ -132,24 +167,70 @@ export function createTenantSet(options: TenantSetOptions): TenantSet {
       refuse(name, seen, describeProblems(error), true)
       return false
     }
-    served.set(name, {
-      resourceVersion: seen.resourceVersion,
-      document: checked.document,
-      tenant: checked.tenant,
-    })
-    refused.delete(name)
-    if (!rebuild || current === undefined) {
-      logger.info(
-        {
-          tenant: name,
-          namespace,
-          resourceVersion: seen.resourceVersion,
-          hosts: checked.tenant.hosts,
-        },
-        current === undefined ? 'Tenant added' : 'Tenant changed',
-      )
-    }
+    claims.serve(name, checked.unit)
+    accepted(name, seen, checked.tenant, rebuild)
     return true
+  }
+
+  /**
+   * Tries to serve the latest versions of `work`, in order, with one build: each resource is
+   * checked against the tenants served and the ones of `work` taken before it, as one attempt
+   * after the other would. When the build fails, nothing of it is kept and each half is tried
+   * on its own, down to single attempts. Answers whether every resource is served.
+   */
+  const attemptBatch = async (
+    work: readonly (readonly [string, Seen])[],
+    rebuild: boolean,
+  ): Promise<boolean> => {
+    if (target === undefined) return false
+    const [only] = work
+    if (work.length === 1 && only !== undefined) return attempt(only[0], only[1], rebuild)
+    type Outcome =
+      | { name: string; seen: Seen; issues: string[] }
+      | { name: string; seen: Seen; tenant: Tenant; build: boolean }
+    const outcomes: Outcome[] = []
+    const undo: (() => void)[] = []
+    for (const [name, seen] of work) {
+      const checked = validateTenantResource(where(name), seen.object, claims, options)
+      if (!checked.ok) {
+        outcomes.push({ name, seen, issues: checked.issues })
+        continue
+      }
+      // Claimed at once, so that the next resources of the batch are checked against it.
+      const before = claims.get(name)
+      claims.serve(name, checked.unit)
+      undo.push(() => (before === undefined ? claims.forget(name) : claims.serve(name, before)))
+      const build = !unchanged(name, checked.tenant, rebuild)
+      outcomes.push({ name, seen, tenant: checked.tenant, build })
+    }
+    const put = outcomes.flatMap((outcome) =>
+      'tenant' in outcome && outcome.build ? [outcome.tenant] : [],
+    )
+    if (put.length > 0) {
+      try {
+        await target.update({ put, remove: [], freshProviders: true })
+      } catch {
+        // Which tenant failed is not known: the halves find it, each checked again without the
+        // claims of this batch (a tenant not built holds no host).
+        for (const step of undo.reverse()) step()
+        const half = Math.ceil(work.length / 2)
+        const first = await attemptBatch(work.slice(0, half), rebuild)
+        const second = await attemptBatch(work.slice(half), rebuild)
+        return first && second
+      }
+    }
+    let converged = true
+    for (const outcome of outcomes) {
+      if ('issues' in outcome) {
+        refuse(outcome.name, outcome.seen, outcome.issues, false)
+        converged = false
+      } else if (outcome.build) {
+        accepted(outcome.name, outcome.seen, outcome.tenant, rebuild)
+      } else {
+        keep(outcome.name, outcome.seen)
+      }
+    }
+    return converged
   }
 
   /**
@@ -159,14 +240,20 @@ export function createTenantSet(options: TenantSetOptions): TenantSet {
    */
   const reconcile = async (rebuild: boolean): Promise<boolean> => {
     let converged = true
-    const order = [...desired.entries()].sort(
-      ([a, x], [b, y]) =>
-        (x.object.metadata.creationTimestamp ?? '').localeCompare(
-          y.object.metadata.creationTimestamp ?? '',
-        ) || a.localeCompare(b),
-    )
+    const names = rebuild ? [...desired.keys()] : [...pending]
+    const order = names
+      .flatMap((name) => {
+        const seen = desired.get(name)
+        return seen === undefined ? [] : [[name, seen] as const]
+      })
+      .sort(
+        ([a, x], [b, y]) =>
+          (x.object.metadata.creationTimestamp ?? '').localeCompare(
+            y.object.metadata.creationTimestamp ?? '',
+          ) || a.localeCompare(b),
+      )
+    const work: (readonly [string, Seen])[] = []
     for (const [name, seen] of order) {
-      if (!rebuild && served.get(name)?.resourceVersion === seen.resourceVersion) continue
       const refusal = refused.get(name)
       // A build failure is retried on the resource's next change, a relist or SIGHUP, not on
       // every event of other tenants.
@@ -174,7 +261,10 @@ export function createTenantSet(options: TenantSetOptions): TenantSet {
         converged = false
         continue
       }
-      if (!(await attempt(name, seen, rebuild))) converged = false
+      work.push([name, seen])
+    }
+    for (let from = 0; from < work.length; from += BATCH_SIZE) {
+      if (!(await attemptBatch(work.slice(from, from + BATCH_SIZE), rebuild))) converged = false
     }
     return converged
   }
@@ -182,37 +272,38 @@ export function createTenantSet(options: TenantSetOptions): TenantSet {
   const remove = async (name: string): Promise<void> => {
     desired.delete(name)
     refused.delete(name)
+    pending.delete(name)
     if (!served.has(name) || target === undefined) return
     await target.remove(name)
     served.delete(name)
+    claims.forget(name)
     logger.info({ tenant: name, namespace }, 'Tenant removed')
+  }
+
+  const want = (object: Resource): void => {
+    const { name, resourceVersion } = object.metadata
+    desired.set(name, { object, resourceVersion })
+    if (served.get(name)?.resourceVersion === resourceVersion) pending.delete(name)
+    else pending.add(name)
   }
 
   const applyList = async (items: readonly Resource[]): Promise<void> => {
     const names = new Set(items.map((item) => item.metadata.name))
     for (const name of [...served.keys()]) if (!names.has(name)) await remove(name)
     desired.clear()
+    pending.clear()
     for (const [name, refusal] of refused) {
       // A relist retries what failed to build; refusals that come back the same stay quiet.
       if (names.has(name)) refusal.build = false
       else refused.delete(name)
     }
-    for (const item of items) {
-      desired.set(item.metadata.name, {
-        object: item,
-        resourceVersion: item.metadata.resourceVersion,
-      })
-    }
+    for (const item of items) want(item)
     await reconcile(false)
   }
 
   const applyEvent = async (type: string, object: Resource): Promise<void> => {
-    const { name } = object.metadata
-    if (type === 'DELETED') {
-      await remove(name)
-    } else {
-      desired.set(name, { object, resourceVersion: object.metadata.resourceVersion })
-    }
+    if (type === 'DELETED') await remove(object.metadata.name)
+    else want(object)
     // Also after a deletion: a resource refused for a host the deleted one held may now fit.
     await reconcile(false)
   }

@@ -2,15 +2,15 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ConfigError } from '@tessera/config-schema'
-import type { ConfigDocument } from '@tessera/config-schema'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Resource } from './resources.js'
-import { checkProviderDirectory, validateTenantResource } from './validate.js'
-import type { ValidationContext } from './validate.js'
+import { checkProviderDirectory, createServedClaims, validateTenantResource } from './validate.js'
+import type { ServedClaims, ValidationContext } from './validate.js'
 
 const SECRET = 'validate-test-secret-0123456789-abcdef'
 const CLIENT = '0aaaaaaa-0000-4000-8000-000000000001'
 const OTHER_CLIENT = '0bbbbbbb-0000-4000-8000-000000000002'
+const INITECH_CLIENT = '0ccccccc-0000-4000-8000-000000000003'
 
 let root: string
 let context: ValidationContext
@@ -49,21 +49,30 @@ function spec(hosts: string[], overrides: Record<string, unknown> = {}): Record<
 
 const file = (name: string) => `kubernetes:tenants/${name}`
 
-/** A document as the tenant set keeps it for a tenant it serves. */
-function served(name: string, hosts: string[], clientId = OTHER_CLIENT): ConfigDocument {
+/** No tenant served. */
+const none = (): ServedClaims => createServedClaims(context.jwtSecret)
+
+/** Claims of served tenants, as the tenant set keeps them: `name` is served at `hosts`. */
+function served(
+  name: string,
+  hosts: string[],
+  { clientId = OTHER_CLIENT, claims = none(), overrides = {} } = {},
+): ServedClaims {
   const checked = validateTenantResource(
     file(name),
     resource(
       name,
       spec(hosts, {
         clients: [{ client_id: clientId, client_secret: 's', grant_types: ['password'] }],
+        ...overrides,
       }),
     ),
-    [],
+    claims,
     context,
   )
   if (!checked.ok) throw new Error(checked.issues.join('\n'))
-  return checked.document
+  claims.serve(name, checked.unit)
+  return claims
 }
 
 describe('validateTenantResource', () => {
@@ -71,7 +80,7 @@ describe('validateTenantResource', () => {
     const checked = validateTenantResource(
       file('acme'),
       resource('acme', spec(['Acme.Test'], { providers: ['users.mjs', 'nested/more.mjs'] })),
-      [],
+      none(),
       context,
     )
     expect(checked.ok).toBe(true)
@@ -82,7 +91,7 @@ describe('validateTenantResource', () => {
       join(context.providerDirectory, 'users.mjs'),
       join(context.providerDirectory, 'nested', 'more.mjs'),
     ])
-    expect(checked.document.file).toBe(file('acme'))
+    expect(checked.unit.file).toBe(file('acme'))
   })
 
   it('refuses provider paths that are absolute or lead out of the directory, once each', () => {
@@ -94,7 +103,7 @@ describe('validateTenantResource', () => {
           providers: ['../outside.mjs', join(root, 'outside.mjs'), 'nested/../../outside.mjs', '.'],
         }),
       ),
-      [],
+      none(),
       context,
     )
     expect(checked).toEqual({
@@ -110,7 +119,7 @@ describe('validateTenantResource', () => {
     const checked = validateTenantResource(
       file('acme'),
       resource('acme', spec(['acme.test'], { providers: ['missing.mjs'] })),
-      [],
+      none(),
       context,
     )
     expect(checked.ok).toBe(false)
@@ -129,7 +138,7 @@ describe('validateTenantResource', () => {
     const accepted = validateTenantResource(
       file('acme'),
       resource('acme', spec(['acme.test'], { clients: [{ ...client, scopes: ['openid'] }] })),
-      [],
+      none(),
       context,
     )
     expect(accepted.ok && accepted.tenant.clients[0]?.postLogoutRedirectUris).toEqual([
@@ -138,7 +147,7 @@ describe('validateTenantResource', () => {
     const refused = validateTenantResource(
       file('acme'),
       resource('acme', spec(['acme.test'], { clients: [{ ...client, scopes: ['profile'] }] })),
-      [],
+      none(),
       context,
     )
     expect(refused.ok ? [] : refused.issues).toEqual([
@@ -147,7 +156,7 @@ describe('validateTenantResource', () => {
   })
 
   it('reports a host or client_id that a served tenant holds on this resource, not on the other', () => {
-    const others = [served('globex', ['globex.test', 'shared.test'])]
+    const others = served('globex', ['globex.test', 'shared.test'])
     const clash = validateTenantResource(
       file('acme'),
       resource('acme', spec(['acme.test', 'SHARED.test:8443'])),
@@ -176,22 +185,17 @@ describe('validateTenantResource', () => {
   })
 
   it('does not look for the scripts of the tenants served: they were checked when accepted', () => {
-    const other = served('globex', ['globex.test'])
+    const script = join(context.providerDirectory, 'deleted-since.mjs')
+    writeFileSync(script, 'export default {}\n')
+    const others = served('globex', ['globex.test'], {
+      overrides: { providers: ['deleted-since.mjs'] },
+    })
     // The script went away after globex was accepted; acme is not to blame for it.
-    const gone = {
-      ...other,
-      value: {
-        ...(other.value as Record<string, unknown>),
-        spec: {
-          ...(other.value as { spec: Record<string, unknown> }).spec,
-          providers: [join(context.providerDirectory, 'deleted-since.mjs')],
-        },
-      },
-    }
+    rmSync(script)
     const checked = validateTenantResource(
       file('acme'),
       resource('acme', spec(['acme.test'])),
-      [gone],
+      others,
       context,
     )
     expect(checked.ok).toBe(true)
@@ -212,7 +216,7 @@ describe('validateTenantResource', () => {
       ),
     ]
     for (const shape of shapes) {
-      const checked = validateTenantResource(file('acme'), resource('acme', shape), [], context)
+      const checked = validateTenantResource(file('acme'), resource('acme', shape), none(), context)
       expect(checked.ok, JSON.stringify(shape)).toBe(false)
       if (checked.ok) continue
       expect(checked.issues.length).toBeGreaterThan(0)
@@ -236,7 +240,7 @@ describe('validateTenantResource', () => {
           ],
         }),
       ),
-      [],
+      none(),
       context,
     )
     expect(ok.ok).toBe(true)
@@ -254,7 +258,7 @@ describe('validateTenantResource', () => {
           ],
         }),
       ),
-      [],
+      none(),
       context,
     )
     expect(missing.ok).toBe(false)
@@ -266,8 +270,51 @@ describe('validateTenantResource', () => {
   it('leaves the resource it was given untouched', () => {
     const object = resource('acme', spec(['acme.test']))
     const before = structuredClone(object)
-    validateTenantResource(file('acme'), object, [], context)
+    validateTenantResource(file('acme'), object, none(), context)
     expect(object).toEqual(before)
+  })
+})
+
+describe('createServedClaims', () => {
+  const check = (claims: ServedClaims, name: string, hosts: string[], clientId = CLIENT) =>
+    validateTenantResource(
+      file(name),
+      resource(
+        name,
+        spec(hosts, {
+          clients: [{ client_id: clientId, client_secret: 's', grant_types: ['password'] }],
+        }),
+      ),
+      claims,
+      context,
+    )
+
+  it("checks a served tenant's next version against the others only, without claiming anything", () => {
+    const claims = served('globex', ['globex.test', 'shared.test'])
+    // globex's own next version keeps its hosts and client_id: no clash with itself.
+    expect(check(claims, 'globex', ['shared.test'], OTHER_CLIENT).ok).toBe(true)
+    // Checked, not served: globex.test is still globex's.
+    const refused = check(claims, 'acme', ['globex.test'])
+    expect(refused.ok ? [] : refused.issues).toEqual([
+      'kubernetes:tenants/acme: spec.hosts.0: host "globex.test" is also used by tenant "globex" (kubernetes:tenants/globex)',
+    ])
+    // A refused resource claims nothing: its other host stays free.
+    const clash = check(claims, 'acme', ['acme.test', 'shared.test'])
+    expect(clash.ok).toBe(false)
+    expect(check(claims, 'initech', ['acme.test'], INITECH_CLIENT).ok).toBe(true)
+  })
+
+  it('serves a new version in place of the old one, and frees what a forgotten tenant held', () => {
+    const claims = served('globex', ['globex.test'])
+    const moved = check(claims, 'globex', ['moved.test'], OTHER_CLIENT)
+    if (!moved.ok) throw new Error(moved.issues.join('\n'))
+    claims.serve('globex', moved.unit)
+    expect(claims.get('globex')).toBe(moved.unit)
+    expect(check(claims, 'acme', ['globex.test']).ok).toBe(true)
+    expect(check(claims, 'acme', ['moved.test']).ok).toBe(false)
+    claims.forget('globex')
+    expect(claims.get('globex')).toBeUndefined()
+    expect(check(claims, 'acme', ['moved.test'], OTHER_CLIENT).ok).toBe(true)
   })
 })
 

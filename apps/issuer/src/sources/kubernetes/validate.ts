@@ -1,13 +1,19 @@
 /**
  * Validation of one Tenant resource: config-schema's rules on the resource alone, then against
- * the tenants already served, with `spec.providers` confined to the provider directory.
+ * what the tenants already served claim, with `spec.providers` confined to the provider
+ * directory. Both cost time in proportion to the one resource, however many tenants are served.
  *
  * @module
  */
 import { isAbsolute, relative, resolve } from 'node:path'
 import { statSync } from 'node:fs'
-import { ConfigError, formatConfigIssue, parseConfig } from '@tessera/config-schema'
-import type { ConfigDocument, ConfigIssue, Tenant } from '@tessera/config-schema'
+import {
+  ConfigError,
+  createConfigIndex,
+  formatConfigIssue,
+  parseConfigDocument,
+} from '@tessera/config-schema'
+import type { ConfigFile, ConfigIssue, Tenant } from '@tessera/config-schema'
 import type { Resource } from './resources.js'
 
 export interface ValidationContext {
@@ -19,47 +25,95 @@ export interface ValidationContext {
   jwtSecret: string | undefined
 }
 
-/** A tenant to build, with the document it came from; or every problem, one line each. */
+/**
+ * A tenant to build, with the checked resource that {@link ServedClaims.serve} takes once it is
+ * served; or every problem, one line each.
+ */
 export type Validation =
-  { ok: true; tenant: Tenant; document: ConfigDocument } | { ok: false; issues: string[] }
+  { ok: true; tenant: Tenant; unit: ConfigFile } | { ok: false; issues: string[] }
+
+/**
+ * The names, hosts and client_ids that the tenants served claim, by resource name (a
+ * config-schema `ConfigIndex`). Every operation costs time in proportion to one resource.
+ */
+export interface ServedClaims {
+  /**
+   * The problems `unit` has beside what the tenants served under other names claim (its own
+   * served version, if any, left out); changes nothing.
+   */
+  check(name: string, unit: ConfigFile): ConfigIssue[]
+  /**
+   * `name` now claims what `unit` does instead of what it claimed before. Only for a unit that
+   * {@link check} found no problem with, since: the served tenants never clash.
+   */
+  serve(name: string, unit: ConfigFile): void
+  /** `name` claims nothing any more (its tenant is no longer served). */
+  forget(name: string): void
+  /** What `name` claims now, if it is served. */
+  get(name: string): ConfigFile | undefined
+}
+
+/** No tenant served yet; `jwtSecret` is the JWT_SECRET setting, for the HS256 rule. */
+export function createServedClaims(jwtSecret: string | undefined): ServedClaims {
+  const index = createConfigIndex(jwtSecret)
+  const units = new Map<string, ConfigFile>()
+  const forget = (name: string): void => {
+    const current = units.get(name)
+    if (current === undefined) return
+    index.release(current)
+    units.delete(name)
+  }
+  return {
+    check(name, unit) {
+      // Admitted for a moment in place of its served version, then taken out again; all of it
+      // synchronous, so nothing else sees the index in between.
+      const current = units.get(name)
+      if (current !== undefined) index.release(current)
+      const issues = index.admit(unit)
+      index.release(unit)
+      if (current !== undefined) index.admit(current)
+      return issues
+    },
+    serve(name, unit) {
+      forget(name)
+      index.admit(unit)
+      units.set(name, unit)
+    },
+    forget,
+    get: (name) => units.get(name),
+  }
+}
 
 /**
  * Validates the resource `object`, named `file` in messages (`kubernetes:NAMESPACE/NAME`),
- * alone and then against `others`, the documents of the tenants served under other names.
- * Only this resource's problems are reported: the others were accepted together, so a clash
- * between two documents is reported on this one, the later.
+ * alone and then against `served`, what the tenants served under other names claim. Only this
+ * resource's problems are reported: the served tenants were accepted one after the other, so a
+ * clash between two is reported on this one, the later.
  */
 export function validateTenantResource(
   file: string,
   object: Resource,
-  others: readonly ConfigDocument[],
+  served: ServedClaims,
   context: ValidationContext,
 ): Validation {
   const { value, issues: pathIssues, badIndexes } = resolveProviders(object, context, file)
-  const document: ConfigDocument = { file, value, locate: () => 0 }
-  const own = new Set(providerPaths(value))
-  const parseOptions = {
-    env: context.env,
-    jwtSecret: context.jwtSecret,
-    // Only this resource's scripts are looked for: the others were checked when accepted.
-    fileExists: (absolute: string) => !own.has(absolute) || isFile(absolute),
-  }
-  // This document last: the rules report a clash on the later of two documents.
-  const result = parseConfig([...others, document], parseOptions)
+  // Only this resource's scripts are looked for: those of the served ones were checked when
+  // they were accepted, and are never looked at again.
+  const unit = parseConfigDocument(
+    { file, value, locate: () => 0 },
+    { env: context.env, jwtSecret: context.jwtSecret },
+  )
   const issues = [
     ...pathIssues,
-    ...(result.ok ? [] : result.issues).filter(
-      (issue) => issue.file === file && !badIndexes.has(issue.path),
-    ),
+    ...unit.issues.filter((issue) => !badIndexes.has(issue.path)),
+    ...served.check(object.metadata.name, unit),
   ]
   if (issues.length > 0) {
     return { ok: false, issues: issues.map((issue) => withoutLineZero(formatConfigIssue(issue))) }
   }
-  // The tenants served were accepted together, so a problem left is theirs, not this one's.
-  const alone = result.ok ? result : parseConfig([document], parseOptions)
-  const tenant = alone.ok ? alone.tenants[alone.tenants.length - 1] : undefined
+  const [tenant] = unit.tenants
   if (tenant === undefined) return { ok: false, issues: [`${file}: not read`] }
-  return { ok: true, tenant, document }
+  return { ok: true, tenant, unit }
 }
 
 /**
@@ -97,20 +151,9 @@ function resolveProviders(
   return { value, issues, badIndexes }
 }
 
-function providerPaths(value: Record<string, unknown>): string[] {
-  const spec = value.spec as { providers?: unknown } | undefined
-  return Array.isArray(spec?.providers)
-    ? spec.providers.filter((p): p is string => typeof p === 'string')
-    : []
-}
-
 /** The resources have no lines: `kubernetes:ns/a:0` reads better as `kubernetes:ns/a`. */
 function withoutLineZero(line: string): string {
   return line.replace(/(kubernetes:[^\s:()]+\/[^\s:()]+):0\b/g, '$1')
-}
-
-function isFile(path: string): boolean {
-  return statSync(path, { throwIfNoEntry: false })?.isFile() ?? false
 }
 
 /** @throws ConfigError unless `directory` is a directory (the provider scripts' home). */
