@@ -93,49 +93,72 @@ export async function createTenantRuntimes(
     options.keyEncryptionSecret === undefined
       ? {}
       : { encryptionSecret: options.keyEncryptionSecret }
-  // One query for every tenant's keys, not two or three per tenant.
-  const stored = new Map<string, StoredKey[]>(tenants.map((tenant) => [tenant.name, []]))
-  const rows =
-    tenants.length === 0
-      ? []
-      : await options.keyStore.listKeysOfTenants(tenants.map((tenant) => tenant.name))
-  for (const key of rows) stored.get(key.tenant)?.push(key)
-  for (const tenant of tenants) {
-    await verifyStoredKeys({
-      tenant: tenant.name,
-      store: options.keyStore,
-      keys: stored.get(tenant.name) ?? [],
-      ...encryption,
-    })
+  const keyOptions = (tenant: Tenant) => ({
+    tenant: tenant.name,
+    algorithm: tenant.jwtAlgorithm,
+    idTokens: hasOpenIdClients(tenant),
+    store: options.keyStore,
+    now: options.now,
+    rotateOnRestart: options.keyRotateOnRestart,
+    graceMs: options.jwksGraceMs,
+    rotationMs: options.keyRotationMs,
+    ...encryption,
+    ...(options.onKeyEvent === undefined ? {} : { onEvent: options.onKeyEvent }),
+    ...(options.keySignal === undefined ? {} : { signal: options.keySignal }),
+  })
+
+  // Every key is proved to open before any ring loads; the stored rows (several KB a key) are
+  // read a batch of tenants at a time, twice, rather than held for the whole start: ten thousand
+  // tenants' keys held at once end up as garbage the process keeps as resident memory.
+  const verifiedKids = new Map<string, string>()
+  for await (const batch of keysInBatches(tenants, options.keyStore)) {
+    for (const [tenant, keys] of batch) {
+      await verifyStoredKeys({ tenant: tenant.name, store: options.keyStore, keys, ...encryption })
+      verifiedKids.set(tenant.name, kidsOf(keys))
+    }
   }
 
   const runtimes: TenantRuntime[] = []
-  for (const tenant of tenants) {
-    const idTokens = hasOpenIdClients(tenant)
-    const keyRing = await loadKeyRing({
-      tenant: tenant.name,
-      algorithm: tenant.jwtAlgorithm,
-      idTokens,
-      store: options.keyStore,
-      now: options.now,
-      rotateOnRestart: options.keyRotateOnRestart,
-      graceMs: options.jwksGraceMs,
-      rotationMs: options.keyRotationMs,
-      keys: stored.get(tenant.name) ?? [],
-      keysVerified: true,
-      ...encryption,
-      ...(options.onKeyEvent === undefined ? {} : { onEvent: options.onKeyEvent }),
-      ...(options.keySignal === undefined ? {} : { signal: options.keySignal }),
-    })
-    const secret = tenant.jwtSecret ?? options.jwtSecret
-    // config-schema refuses an HS256 tenant without a usable secret; this is a programming error.
-    if (tenant.jwtAlgorithm === 'HS256' && secret === undefined) {
-      throw new TypeError(`tenant ${tenant.name} has no HS256 secret`)
+  for await (const batch of keysInBatches(tenants, options.keyStore)) {
+    for (const [tenant, keys] of batch) {
+      const keyRing = await loadKeyRing({
+        ...keyOptions(tenant),
+        keys,
+        // Unless another process changed the tenant's keys between the two reads.
+        keysVerified: verifiedKids.get(tenant.name) === kidsOf(keys),
+      })
+      const secret = tenant.jwtSecret ?? options.jwtSecret
+      // config-schema refuses an HS256 tenant without a usable secret: a programming error.
+      if (tenant.jwtAlgorithm === 'HS256' && secret === undefined) {
+        throw new TypeError(`tenant ${tenant.name} has no HS256 secret`)
+      }
+      runtimes.push(new ServedTenantRuntime(tenant, keyRing, options, hs256Signer))
     }
-    const runtime = new ServedTenantRuntime(tenant, keyRing, options, hs256Signer)
-    runtimes.push(runtime)
   }
   return runtimes
+}
+
+/** Tenants read for their keys per query: one query per batch, not two or three per tenant. */
+const KEY_BATCH = 500
+
+/** Every tenant with its stored keys, read {@link KEY_BATCH} tenants per store query. */
+async function* keysInBatches(
+  tenants: readonly Tenant[],
+  store: KeyStore,
+): AsyncGenerator<[Tenant, StoredKey[]][]> {
+  for (let start = 0; start < tenants.length; start += KEY_BATCH) {
+    const batch = tenants.slice(start, start + KEY_BATCH)
+    const stored = new Map<string, StoredKey[]>(batch.map((tenant) => [tenant.name, []]))
+    for (const key of await store.listKeysOfTenants(batch.map((tenant) => tenant.name))) {
+      stored.get(key.tenant)?.push(key)
+    }
+    yield batch.map((tenant) => [tenant, stored.get(tenant.name) ?? []])
+  }
+}
+
+/** The kids of a tenant's keys, to tell whether they changed between two reads. */
+function kidsOf(keys: readonly StoredKey[]): string {
+  return keys.map((key) => key.kid).join('\n')
 }
 
 /** An HS256 signer per secret, made once and shared by every tenant of that secret. */

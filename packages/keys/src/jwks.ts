@@ -37,6 +37,9 @@ export function isPublished(key: StoredKey, { now, graceMs }: PublicationOptions
   return false
 }
 
+// The document of every ring without keys (most HS256 tenants): one frozen object for all.
+const EMPTY_JWKS: JwksDocument = Object.freeze({ keys: Object.freeze([]) })
+
 /**
  * Builds the JWKS document from a tenant's stored keys: the active key first, then retired keys
  * newest first. Only `kty, n, e, kid, alg, use` are copied, so no private or symmetric material
@@ -50,6 +53,7 @@ export function isPublished(key: StoredKey, { now, graceMs }: PublicationOptions
  * ```
  */
 export function createJwks(keys: readonly StoredKey[], options: PublicationOptions): JwksDocument {
+  if (keys.length === 0) return EMPTY_JWKS
   const published = keys
     .filter((key) => isPublished(key, options))
     .sort((a, b) => {

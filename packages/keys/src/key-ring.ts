@@ -314,8 +314,10 @@ class TenantKeyRing implements KeyRing {
   readonly #keepsKey: boolean
   readonly #options: LoadKeyRingOptions
   readonly #cipher: KeyCipher
-  readonly #signers = new Map<string, TokenSigner>()
-  readonly #opening = new Map<string, Promise<TokenSigner>>()
+  // Made when first needed, as is the queue: ten thousand rings, most of which never sign, need
+  // none of them.
+  #signers: Map<string, TokenSigner> | undefined
+  #opening: Map<string, Promise<TokenSigner>> | undefined
   #stableSigner: TokenSigner | undefined
   #snapshot: Snapshot | undefined
   /** The reload under way, shared by concurrent callers. */
@@ -323,7 +325,7 @@ class TenantKeyRing implements KeyRing {
   /** The key being made, shared: one generation per ring however many wait. */
   #making: Promise<void> | undefined
   /** Reads and writes of this ring run one at a time; generation runs outside it. */
-  #queue: Promise<unknown> = Promise.resolve()
+  #queue: Promise<unknown> | undefined
   /** The load found an active key of an earlier date with rotateOnRestart: rotate until done. */
   #restartPending = false
 
@@ -410,7 +412,7 @@ class TenantKeyRing implements KeyRing {
   }
 
   #serially<T>(step: () => Promise<T>): Promise<T> {
-    const run = this.#queue.then(step)
+    const run = (this.#queue ?? Promise.resolve()).then(step)
     this.#queue = run.catch(() => undefined)
     return run
   }
@@ -601,7 +603,8 @@ class TenantKeyRing implements KeyRing {
     }
     // Only the active key signs; forgetting the others keeps a long-lived process from holding
     // every private key it has ever used.
-    for (const kid of this.#signers.keys()) if (kid !== active?.kid) this.#signers.delete(kid)
+    for (const kid of this.#signers?.keys() ?? [])
+      if (kid !== active?.kid) this.#signers?.delete(kid)
   }
 
   /** Encrypts the keys stored before KEY_ENCRYPTION_SECRET was set. */
@@ -630,10 +633,11 @@ class TenantKeyRing implements KeyRing {
     return {
       alg: 'RS256',
       sign: async (claims) => {
+        this.#opening ??= new Map()
         let opening = this.#opening.get(kid)
         if (opening === undefined) {
           // One read and one import however many first tokens arrive together.
-          opening = this.#storedSigner(kid).finally(() => this.#opening.delete(kid))
+          opening = this.#storedSigner(kid).finally(() => this.#opening?.delete(kid))
           this.#opening.set(kid, opening)
         }
         return (await opening).sign(claims)
@@ -642,7 +646,7 @@ class TenantKeyRing implements KeyRing {
   }
 
   async #storedSigner(kid: string): Promise<TokenSigner> {
-    const cached = this.#signers.get(kid)
+    const cached = this.#signers?.get(kid)
     if (cached !== undefined) return cached
     const { store } = this.#options
     const key = parseStoredKeys(await store.listKeys(this.tenant), this.tenant).find(
@@ -659,7 +663,7 @@ class TenantKeyRing implements KeyRing {
   }
 
   async #signerFor(key: StoredKey): Promise<TokenSigner> {
-    const cached = this.#signers.get(key.kid)
+    const cached = this.#signers?.get(key.kid)
     if (cached !== undefined) return cached
     const privateKey = this.#cipher.open(key.privateKey, key.tenant, key.kid)
     const signer = await createRs256Signer(
@@ -667,6 +671,7 @@ class TenantKeyRing implements KeyRing {
       key.kid,
       key.tenant,
     )
+    this.#signers ??= new Map()
     this.#signers.set(key.kid, signer)
     return signer
   }

@@ -11,6 +11,7 @@ import { answerPrimary, forkWorkers, WORKER_SLOT_VARIABLE } from '../cluster.js'
 import type { Workers } from '../cluster.js'
 import { createIssuer } from '../issuer.js'
 import type { Issuer } from '../issuer.js'
+import type { TenantRuntime } from '../tenants.js'
 import { MAKE_KEY_ENCRYPTION_SECRET } from '../key-encryption.js'
 import { createLogger } from '../logger.js'
 import { createMetrics } from '../metrics.js'
@@ -298,15 +299,30 @@ async function servePrimary(
   })
 }
 
+/** The most tenants the `tessera issuer listening` line describes one by one. */
+const LISTED_TENANTS = 100
+
+function describeServed(runtime: TenantRuntime): Record<string, unknown> {
+  return {
+    name: runtime.tenant.name,
+    issuer: runtime.issuer,
+    alg: runtime.tenant.jwtAlgorithm,
+    kid: runtime.keyRing.activeKid(),
+  }
+}
+
 /** What the `tessera issuer listening` line says of the tenants, the database and the source. */
 function servedSummary(settings: Settings, issuer: Issuer): Record<string, unknown> {
+  const served = issuer.registry.all()
   return {
-    tenants: issuer.registry.all().map((t) => ({
-      name: t.tenant.name,
-      issuer: t.issuer,
-      alg: t.tenant.jwtAlgorithm,
-      kid: t.keyRing.activeKid(),
-    })),
+    // One line of ten thousand tenants helps nobody and costs megabytes: past a hundred, the
+    // line gives the count (the admin API's GET /admin/tenants lists them all).
+    ...(served.length > LISTED_TENANTS
+      ? {
+          tenantCount: served.length,
+          tenants: served.slice(0, LISTED_TENANTS).map(describeServed),
+        }
+      : { tenants: served.map(describeServed) }),
     database: settings.databaseUrl.split(':', 1)[0],
     source:
       settings.configSource === 'kubernetes'

@@ -4,6 +4,9 @@ import Database from 'better-sqlite3'
 import { StoreError } from '../errors.js'
 import { migrate } from './migrations.js'
 
+/** Page cache per connection, in KiB when negative (SQLite's convention): 2 MB. */
+const CACHE_SIZE = -2000
+
 /**
  * Opens an SQLite file with the settings every connection needs, then migrates it.
  *
@@ -14,6 +17,9 @@ import { migrate } from './migrations.js'
  *   commit, costing most of the token endpoint's throughput).
  * - busy_timeout makes a writer wait up to 5 s for another connection's lock instead of failing
  *   at once with SQLITE_BUSY. It and foreign_keys are per connection, so they are set each time.
+ * - cache_size is SQLite's own default (better-sqlite3 builds it with 16 MB): start-up reads every
+ *   tenant's keys once (with 10,000 tenants, 20 MB of pages the process would then keep), and the
+ *   operating system's page cache serves later reads of the file.
  */
 export function openDatabase(file: string): Database.Database {
   let db: Database.Database | undefined
@@ -23,6 +29,7 @@ export function openDatabase(file: string): Database.Database {
     db.pragma('synchronous = NORMAL')
     db.pragma('busy_timeout = 5000')
     db.pragma('foreign_keys = ON')
+    db.pragma(`cache_size = ${CACHE_SIZE}`)
     migrate(db)
     return db
   } catch (cause) {
