@@ -1,10 +1,14 @@
 // `pnpm bench`, part 3: start-up with many tenants. For each tenant count (1,000 and 10,000 by
 // default), tenant files from tenants.mjs (half RS256, two clients each, one shared provider):
-// `tessera start` on an empty SQLite database (cold), then again on the same one (warm). Measured
+// `tessera start` on an empty SQLite database (cold), then again on the same one (warm: keys are
+// made on first use, so it holds next to none), then once every RS256 tenant has its key stored
+// (warm, keys: what a long-running deployment restarts on). Those keys are one generated pair
+// stored for every tenant, in plaintext; a start seals them (it is run and left out first). Measured
 // from the spawn: until it logs that it listens, until a first token of an HS256 tenant and of
 // an RS256 tenant; and its RSS when listening. RSS per tenant is the difference between the
 // largest and the smallest count, divided by the difference in tenants, so that what the process
-// holds whatever the count cancels out. The issuer is pinned to core 0 as in run.mjs.
+// holds whatever the count cancels out. The issuer is pinned to core 0 as in run.mjs, unless
+// BENCH_STARTUP_PIN=0.
 // Environment: BENCH_STARTUP_COUNTS (default "1000,10000"), BENCH_STARTUP_RS256 (the share of
 // RS256 tenants, default 0.5), BENCH_STARTUP_TIMEOUT_SECONDS (per start, default 180: a start
 // that takes longer is reported as such).
@@ -13,14 +17,39 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { generateRsaKey, kidForDate } from '@tessera/keys'
+import { openStore } from '@tessera/store'
 import { call, hasTaskset, pinned } from './lib.mjs'
-import { CLIENT_SECRET, clientId, isRs256, tenantHost, writeTenants } from './tenants.mjs'
+import {
+  CLIENT_SECRET,
+  clientId,
+  isRs256,
+  tenantHost,
+  tenantName,
+  writeTenants,
+} from './tenants.mjs'
 
 const here = fileURLToPath(new URL('.', import.meta.url))
 const CLI = join(here, '..', 'dist', 'cli', 'main.js')
 const COUNTS = (process.env.BENCH_STARTUP_COUNTS ?? '1000,10000').split(',').map(Number)
 const RS256 = Number(process.env.BENCH_STARTUP_RS256 ?? 0.5)
 const TIMEOUT_MS = Number(process.env.BENCH_STARTUP_TIMEOUT_SECONDS ?? 180) * 1000
+const PIN = process.env.BENCH_STARTUP_PIN !== '0'
+
+/** Stores an active key for every RS256 tenant of `count`: one pair, copied. */
+async function seedKeys(databaseUrl, count) {
+  const store = await openStore(databaseUrl)
+  try {
+    const now = Date.now()
+    const pair = await generateRsaKey('bench', kidForDate(now), now)
+    for (let index = 0; index < count; index++) {
+      if (isRs256(index, RS256))
+        await store.keys.insertKeyIfAbsent({ ...pair, tenant: tenantName(index) })
+    }
+  } finally {
+    await store.close()
+  }
+}
 
 /** Resident set size of a process in MB, from /proc; undefined without it. */
 function rssMb(pid) {
@@ -52,7 +81,8 @@ async function token(url, index) {
 /** One `tessera start`: milliseconds to listening and to each first token, RSS when listening. */
 async function start(config, databaseUrl, count) {
   const began = performance.now()
-  const [command, argv] = pinned([process.execPath, CLI, 'start', '--port', '0'])
+  const args = [process.execPath, CLI, 'start', '--port', '0']
+  const [command, argv] = PIN ? pinned(args) : [args[0], args.slice(1)]
   const child = spawn(command, argv, {
     env: {
       ...process.env,
@@ -120,7 +150,13 @@ try {
     const config = join(tmp, `tenants-${count}`)
     const rs = writeTenants(config, { count, rs256: RS256 })
     const databaseUrl = `sqlite:${join(tmp, `startup-${count}.db`)}`
-    for (const database of ['cold', 'warm']) {
+    for (const database of ['cold', 'warm', 'seed', 'warm, keys']) {
+      if (database === 'seed') {
+        await seedKeys(databaseUrl, count)
+        // This start seals the seeded keys (a write per key): not what a restart does.
+        await start(config, databaseUrl, count)
+        continue
+      }
       const result = await start(config, databaseUrl, count)
       rows.push({ count, rs, database, ...result })
       process.stderr.write(`${count} tenants, ${database}: ${JSON.stringify(result)}\n`)
@@ -133,7 +169,7 @@ try {
 const ms = (value) => (value === undefined ? '—' : `${Math.round(value)}`)
 const timeout = `> ${TIMEOUT_MS / 1000} s`
 console.log(
-  `\nTessera start-up: tenant files from bench/tenants.mjs (${RS256 * 100}% RS256, 2 clients each), SQLite, server on core 0${hasTaskset ? '' : ' (taskset missing: not pinned)'}; one run, ms from the spawn\n`,
+  `\nTessera start-up: tenant files from bench/tenants.mjs (${RS256 * 100}% RS256, 2 clients each), SQLite, ${PIN ? `server on core 0${hasTaskset ? '' : ' (taskset missing: not pinned)'}` : 'server not pinned'}; one run, ms from the spawn\n`,
 )
 console.log(
   '| tenants | RS256 | database | listening ms | first HS256 token ms | first RS256 token ms | RSS MB |',
