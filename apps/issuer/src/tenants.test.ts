@@ -32,18 +32,14 @@ describe('issuerUrl', () => {
 describe('createTenantRuntimes', () => {
   const KEY_SECRET = 'key-encryption-secret-0123456789-abcdef'
   const many = (count: number): Tenant[] =>
-    Array.from(
-      { length: count },
-      (_, index) =>
-        ({
-          name: `t${index}`,
-          hosts: [`t${index}.test`],
-          jwtAlgorithm: index % 2 === 0 ? 'HS256' : 'RS256',
-          providers: [],
-          clients: [],
-          source: { file: 'x.yaml', line: 1 },
-        }),
-    )
+    Array.from({ length: count }, (_, index) => ({
+      name: `t${index}`,
+      hosts: [`t${index}.test`],
+      jwtAlgorithm: index % 2 === 0 ? 'HS256' : 'RS256',
+      providers: [],
+      clients: [],
+      source: { file: 'x.yaml', line: 1 },
+    }))
   const options = (keyStore: KeyStore): TenantRuntimeOptions => ({
     scheme: 'https',
     jwtSecret: 'jwt-secret-0123456789-abcdefghijklmnop',
