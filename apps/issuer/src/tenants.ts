@@ -73,11 +73,11 @@ function hasPort(host: string): boolean {
 }
 
 /**
- * Builds the runtime of each tenant: key rings are loaded here, from one read of every tenant's
- * keys, before the tenants are served. No key is generated here: an RS256 key (for the access
- * tokens of RS256 tenants, and for the ID tokens of tenants with OpenID Connect clients) is made
- * on first use, and a rotation due on restart in the background, so the issuer listens at once
- * however many tenants it serves.
+ * Builds the runtime of each tenant: key rings are loaded here, from the tenants' stored keys
+ * read {@link KEY_BATCH} tenants per query, before the tenants are served. No key is generated
+ * here: an RS256 key (for the access tokens of RS256 tenants, and for the ID tokens of tenants
+ * with OpenID Connect clients) is made on first use, and a rotation due on restart in the
+ * background, so the issuer listens at once however many tenants it serves.
  *
  * Every tenant's stored keys are checked against KEY_ENCRYPTION_SECRET first: loading a ring
  * writes (it encrypts plaintext keys, retires, prunes), and a wrong secret must stop the start
