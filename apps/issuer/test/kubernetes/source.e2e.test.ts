@@ -2,12 +2,12 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { ConfigError } from '@tessera/config-schema'
-import { createKubernetesSource } from '../../src/sources/kubernetes.js'
 import { eventually } from '../support/eventually.js'
 import { postForm, send } from '../support/http.js'
 import { startIssuer, tempDir } from '../support/issuer.js'
 import type { RunningIssuer } from '../support/issuer.js'
 import { startFakeApiServer } from './fake-api-server.js'
+import { startOnFakeApi } from './many-tenants.js'
 import type { FakeApiServer } from './fake-api-server.js'
 import {
   ACME,
@@ -43,25 +43,7 @@ describe('kubernetes source (TESSERA_CONFIG_SOURCE=kubernetes)', () => {
 
   /** An in-process issuer on the fake API server, retrying within tens of milliseconds. */
   async function start(): Promise<RunningIssuer> {
-    issuer = await startIssuer({
-      databaseUrl: 'memory:',
-      config: providers,
-      vars: {
-        TESSERA_CONFIG_SOURCE: 'kubernetes',
-        TESSERA_KUBERNETES_NAMESPACE: NAMESPACE,
-        KUBECONFIG: kubeconfig,
-      },
-      source: ({ settings, logger, env }) =>
-        createKubernetesSource({
-          namespace: settings.kubernetesNamespace,
-          providerDirectory: settings.config,
-          env,
-          jwtSecret: settings.jwtSecret,
-          logger,
-          watchProviders: false,
-          retry: { initialMs: 20, maxMs: 200 },
-        }),
-    })
+    issuer = await startOnFakeApi(api, providers, kubeconfig)
     return issuer
   }
 
