@@ -18,6 +18,7 @@ import {
 } from '@tessera/config-schema'
 import type { ConfigFile, ConfigIndex, Tenant } from '@tessera/config-schema'
 import type { Logger } from 'pino'
+import { collectGarbage } from '../start-garbage.js'
 import { describeProblems } from './source.js'
 import type { TenantSource, TenantTarget } from './source.js'
 import { watchPath } from './watch-path.js'
@@ -51,6 +52,9 @@ const FILES_PER_TURN = 200
 
 const YAML_FILE = /\.ya?ml$/i
 
+// Below this, what the first load leaves behind is not worth a pause.
+const COLLECT_AFTER_TENANTS = 1_000
+
 /**
  * Reads every tenant from `path` and serves them all or none at start: the first load throws on
  * any problem (`ConfigError`, `ProviderError`, ...), before the issuer listens.
@@ -60,10 +64,13 @@ const YAML_FILE = /\.ya?ml$/i
  * unique), and puts or removes only the tenants of those files: its cost follows the files
  * changed, not the files there are. A file with any problem is refused alone: its tenants keep
  * their last good version (or stay absent) and the other files' changes are taken; every problem
- * is logged as `file:line: field: problem`. SIGHUP re-reads every file and imports the provider
- * scripts afresh, with the same rule per file. A change to a provider script (any file under
- * `path` that is not YAML) rebuilds the tenants that use it with a fresh import; a change to
- * another file there rebuilds every tenant. A reload that would leave no tenant is refused.
+ * is logged as `file:line: field: problem`. So is a file whose tenants cannot be built (a
+ * provider script that throws on import): the tenants are built all at once, and when that
+ * fails, in halves down to the files that fail. SIGHUP re-reads every file and imports the
+ * provider scripts afresh, with the same rule per file. A change to a provider script (any file
+ * under `path` that is not YAML) rebuilds the tenants that use it with a fresh import; a change
+ * to another file there rebuilds every tenant; a tenant that cannot be rebuilt keeps serving its
+ * previous build. A reload that would leave no tenant is refused.
  */
 export function createFilesSource(options: FilesSourceOptions): TenantSource {
   const { logger } = options
@@ -266,29 +273,33 @@ export function createFilesSource(options: FilesSourceOptions): TenantSource {
       return false
     }
 
-    if (put.size > 0 || remove.length > 0) {
-      try {
-        await to.update({ put: [...put.values()], remove, freshProviders: fresh })
-      } catch (error) {
-        undo()
-        logger.error(
-          {
-            files: [...accepted.map((c) => c.name), ...removed].map(shown),
-            problems: describeProblems(error),
-          },
-          'configuration reload refused: the changed tenants could not be built; still serving their previous versions',
-        )
-        return false
-      }
-    }
+    const units = unitsOf(accepted, removed, put, remove, (name) => entries.get(name)?.served)
+    const failures = await buildInHalves(to, units, fresh)
+    const failed = new Set(failures.map((failure) => failure.unit))
+    const refusedFiles = new Set(failures.flatMap((failure) => failure.unit.files))
+    readmitLastGood(claims, accepted, refusedFiles)
 
-    for (const name of remove) served.delete(name)
-    for (const [name, tenant] of put) served.set(name, tenant)
-    for (const { name, stamp, file } of accepted) entries.set(name, { stamp, served: file })
-    for (const name of removed) entries.delete(name)
+    for (const { name, stamp, file } of accepted) {
+      if (!refusedFiles.has(name)) entries.set(name, { stamp, served: file })
+    }
+    for (const name of removed) if (!refusedFiles.has(name)) entries.delete(name)
     for (const { name, stamp } of changed) {
       const entry = entries.get(name)
       if (refused.has(name)) entries.set(name, { stamp, served: entry?.served })
+    }
+    const taken = units.filter((unit) => !failed.has(unit))
+    const anyTaken = taken.length > 0
+    for (const { unit, problems } of failures) {
+      logger.error(
+        {
+          ...(unit.files.length > 0 ? { files: unit.files.map(shown) } : {}),
+          tenants: [...unit.put.map((tenant) => tenant.name), ...unit.remove].slice(0, 100),
+          problems,
+        },
+        anyTaken
+          ? 'configuration reload refused in part: these tenants could not be built; they keep their last good version'
+          : 'configuration reload refused: the changed tenants could not be built; still serving their previous versions',
+      )
     }
     if (refused.size > 0) {
       logger.error(
@@ -296,15 +307,102 @@ export function createFilesSource(options: FilesSourceOptions): TenantSource {
         'configuration refused in part: the tenants of these files keep their last good version',
       )
     }
-    logger.info(
-      {
-        files: changed.length + removed.length,
-        ...(put.size > 0 ? { tenants: [...put.keys()].slice(0, 100) } : {}),
-        ...(remove.length > 0 ? { removed: remove.slice(0, 100) } : {}),
-      },
-      'configuration reloaded',
-    )
-    return refused.size === 0
+    if (anyTaken || failures.length === 0) {
+      const tenants = taken.flatMap((unit) => unit.put.map((tenant) => tenant.name))
+      const gone = taken.flatMap((unit) => unit.remove)
+      logger.info(
+        {
+          files: changed.length + removed.length,
+          ...(tenants.length > 0 ? { tenants: tenants.slice(0, 100) } : {}),
+          ...(gone.length > 0 ? { removed: gone.slice(0, 100) } : {}),
+        },
+        'configuration reloaded',
+      )
+    }
+    return refused.size === 0 && failures.length === 0
+  }
+
+  /**
+   * Builds `units` with few `update` calls: all at once, and when that throws, in halves down to
+   * the units that cannot be built, as the kubernetes source does; one such unit among n costs
+   * about 2·log2(n) calls. What a call builds is served at once. Answers the units refused.
+   */
+  const buildInHalves = async (
+    to: TenantTarget,
+    units: readonly Unit[],
+    fresh: boolean,
+  ): Promise<{ unit: Unit; problems: string[] }[]> => {
+    const failures: { unit: Unit; problems: string[] }[] = []
+    /** Answers whether every unit of `work` was taken; `failing`: it is known not to be. */
+    const attempt = async (work: readonly Unit[], failing: boolean): Promise<boolean> => {
+      if (work.length === 0) return true
+      // The whole reload leaves some tenant (checked before), but not every part of it need:
+      // removing a file whose replacement could not be built would leave none.
+      if (tenantsLeft(work) <= 0) {
+        for (const unit of work) failures.push({ unit, problems: [NO_TENANT_LEFT] })
+        return false
+      }
+      // Trying again a part known to hold a unit that fails would only cost a build; a unit
+      // alone is always tried, so that its refusal says its own problem.
+      if (!failing || work.length === 1) {
+        const put = work.flatMap((unit) => unit.put)
+        const remove = work.flatMap((unit) => unit.remove)
+        try {
+          await to.update({ put, remove, freshProviders: fresh })
+          for (const name of remove) served.delete(name)
+          for (const tenant of put) served.set(tenant.name, tenant)
+          return true
+        } catch (error) {
+          const [only] = work
+          if (work.length === 1 && only !== undefined) {
+            failures.push({ unit: only, problems: describeProblems(error) })
+            return false
+          }
+        }
+      }
+      const half = Math.ceil(work.length / 2)
+      const first = await attempt(work.slice(0, half), false)
+      // The first half taken whole: what failed is in the second.
+      const second = await attempt(work.slice(half), first)
+      return first && second
+    }
+    await attempt(units, false)
+    return failures
+  }
+
+  /** How many tenants would be served once `work` is taken. */
+  const tenantsLeft = (work: readonly Unit[]): number => {
+    let count = served.size
+    for (const unit of work) {
+      for (const name of unit.remove) if (served.has(name)) count--
+      for (const tenant of unit.put) if (!served.has(tenant.name)) count++
+    }
+    return count
+  }
+
+  /**
+   * The refused files' last good versions claim their names, hosts and client_ids again, once
+   * every refused file has released its new version (two refused files may have traded a host).
+   * A file taken may hold what a refused file's last good version claims (a host the new version
+   * gave up, taken by another file in the same change): the file taken keeps it, as the issuer
+   * already serves it there, and the clash is logged. The refused file's tenants serve the rest.
+   */
+  const readmitLastGood = (
+    claims: ConfigIndex,
+    accepted: readonly { name: string; file: ConfigFile }[],
+    refusedFiles: ReadonlySet<string>,
+  ): void => {
+    for (const { name, file } of accepted) if (refusedFiles.has(name)) claims.release(file)
+    for (const name of refusedFiles) {
+      const previous = entries.get(name)?.served
+      if (previous === undefined) continue
+      const clashes = claims.admit(previous)
+      if (clashes.length === 0) continue
+      logger.error(
+        { file: shown(name), problems: clashes.map(formatConfigIssue) },
+        'configuration reload refused in part: the last good version of this file claims what a file taken now holds; the file taken keeps it',
+      )
+    }
   }
 
   /** Is `file` a provider script of some tenant served? */
@@ -332,6 +430,8 @@ export function createFilesSource(options: FilesSourceOptions): TenantSource {
         env: options.env,
         jwtSecret: options.jwtSecret,
       })
+      // The load's garbage goes before the tenants are built (see start-garbage.ts).
+      if (loaded.tenants.length >= COLLECT_AFTER_TENANTS) collectGarbage()
       await to.replaceAll(loaded.tenants)
       directory = loaded.directory
       index = loaded.index
@@ -358,6 +458,88 @@ export function createFilesSource(options: FilesSourceOptions): TenantSource {
       return Promise.resolve()
     },
   }
+}
+
+/**
+ * A part of a reload built or refused as a whole: the tenants of one changed or removed file, or
+ * one tenant rebuilt alone (a changed provider script, SIGHUP).
+ */
+interface Unit {
+  /** The changed or removed files; empty for a tenant rebuilt alone. */
+  files: string[]
+  put: Tenant[]
+  remove: string[]
+}
+
+const NO_TENANT_LEFT = 'no tenant would be left'
+
+/**
+ * Splits a reload's `put` and `remove` into units. The files between which a tenant moves are
+ * one unit: taken apart, the tenant would end up served twice or by no file. Units with nothing
+ * to build are left out (they cannot fail); the ones that add tenants come first, so that a
+ * removal is tried after what replaces it.
+ */
+function unitsOf(
+  accepted: readonly { name: string; file: ConfigFile }[],
+  removed: readonly string[],
+  put: ReadonlyMap<string, Tenant>,
+  remove: readonly string[],
+  lastGood: (file: string) => ConfigFile | undefined,
+): Unit[] {
+  const files = [...accepted.map((change) => change.name), ...removed]
+  /** Tenant name to the file of its last good version, and to the file that has it now. */
+  const from = new Map<string, string>()
+  for (const name of files)
+    for (const tenant of lastGood(name)?.tenants ?? []) from.set(tenant.name, name)
+  const to = new Map<string, string>()
+  for (const { name, file } of accepted)
+    for (const tenant of file.tenants) to.set(tenant.name, name)
+
+  const parent = new Map<string, string>()
+  // A loop, not recursion: thousands of files may pass tenants along in one change.
+  const root = (file: string): string => {
+    let top = file
+    for (let up = parent.get(top); up !== undefined; up = parent.get(top)) top = up
+    for (let at = file; at !== top;) {
+      const up = parent.get(at) ?? top
+      parent.set(at, top)
+      at = up
+    }
+    return top
+  }
+  for (const [tenant, file] of to) {
+    const old = from.get(tenant)
+    if (old === undefined) continue
+    const [a, b] = [root(old), root(file)]
+    if (a !== b) parent.set(a, b)
+  }
+  const byRoot = new Map<string, Unit>()
+  const unitOf = (file: string): Unit => {
+    const key = root(file)
+    let unit = byRoot.get(key)
+    if (unit === undefined) {
+      unit = { files: [], put: [], remove: [] }
+      byRoot.set(key, unit)
+    }
+    return unit
+  }
+  for (const name of files) unitOf(name).files.push(name)
+  const alone: Unit[] = []
+  for (const [name, tenant] of put) {
+    const file = to.get(name)
+    if (file === undefined) alone.push({ files: [], put: [tenant], remove: [] })
+    else unitOf(file).put.push(tenant)
+  }
+  for (const name of remove) {
+    const file = from.get(name)
+    if (file === undefined) alone.push({ files: [], put: [], remove: [name] })
+    else unitOf(file).remove.push(name)
+  }
+  const units = [...byRoot.values(), ...alone].filter(
+    (unit) => unit.put.length > 0 || unit.remove.length > 0,
+  )
+  const removing = (unit: Unit): boolean => unit.remove.length > unit.put.length
+  return [...units.filter((unit) => !removing(unit)), ...units.filter(removing)]
 }
 
 /** Whether the names an event burst gave can be trusted to say what changed. */

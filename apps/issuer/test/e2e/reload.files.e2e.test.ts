@@ -48,6 +48,21 @@ function passwordToken(url: string, index: number, at = host(index)) {
   })
 }
 
+/** An issuer on SQLite in `dir`, serving the tenant files under `config` and watching them. */
+function startWatching(dir: string, config: string): Promise<RunningIssuer> {
+  return startIssuer({
+    databaseUrl: `sqlite:${dir}/tessera.db`,
+    config,
+    source: ({ settings, logger, env }) =>
+      createFilesSource({ path: config, env, jwtSecret: settings.jwtSecret, logger, watch: true }),
+  })
+}
+
+/** The tenants `issuer` serves, by name. */
+function runtimesOf(issuer: RunningIssuer): Map<string, TenantRuntime> {
+  return new Map(issuer.issuer.registry.all().map((runtime) => [runtime.tenant.name, runtime]))
+}
+
 /** The log lines from `from` on, parsed. */
 function entries(issuer: RunningIssuer, from: number): { msg: string; time: number }[] {
   return issuer.logs
@@ -74,21 +89,9 @@ describe('reloading tenant files one by one, among thousands', () => {
 
   it('re-reads only the changed files and swaps only their tenants', async () => {
     const started = performance.now()
-    const issuer = await startIssuer({
-      databaseUrl: `sqlite:${tmp.dir}/tessera.db`,
-      config,
-      source: ({ settings, logger, env }) =>
-        createFilesSource({
-          path: config,
-          env,
-          jwtSecret: settings.jwtSecret,
-          logger,
-          watch: true,
-        }),
-    })
+    const issuer = await startWatching(tmp.dir, config)
     const fullLoadMs = performance.now() - started
-    const runtimes = (): Map<string, TenantRuntime> =>
-      new Map(issuer.issuer.registry.all().map((runtime) => [runtime.tenant.name, runtime]))
+    const runtimes = (): Map<string, TenantRuntime> => runtimesOf(issuer)
     /** Writes, then waits for the reload and answers how long it took, from its log lines. */
     const change = async (write: () => void): Promise<number> => {
       const mark = issuer.logs.length
@@ -222,18 +225,7 @@ describe('reloading a ConfigMap volume', () => {
     for (const file of ['users.provider.mjs', ...[0, 1, 2].map((i) => `${name(i)}.yaml`)]) {
       symlinkSync(join('..data', file), join(volume, file))
     }
-    const issuer = await startIssuer({
-      databaseUrl: `sqlite:${tmp.dir}/tessera.db`,
-      config: volume,
-      source: ({ settings, logger, env }) =>
-        createFilesSource({
-          path: volume,
-          env,
-          jwtSecret: settings.jwtSecret,
-          logger,
-          watch: true,
-        }),
-    })
+    const issuer = await startWatching(tmp.dir, volume)
     try {
       const before = issuer.issuer.registry.byHost(host(0))
       expect((await passwordToken(issuer.url, 1, 'swapped.test')).status).toBe(404)
@@ -254,6 +246,109 @@ describe('reloading a ConfigMap volume', () => {
         expect((await passwordToken(issuer.url, 0)).status, issuer.logs.join('')).toBe(400)
       })
       expect(issuer.issuer.registry.byHost(host(0))).not.toBe(before)
+    } finally {
+      await issuer.close()
+    }
+  })
+})
+
+describe('reloading tenant files when some tenants cannot be built', () => {
+  let tmp: ReturnType<typeof tempDir>
+  let config: string
+  const file = (index: number): string => join(config, 'tenants', `${name(index)}.yaml`)
+  const BROKEN = "throw new Error('directory unreachable')\n"
+  beforeAll(() => {
+    tmp = tempDir()
+    config = join(tmp.dir, 'config')
+    mkdirSync(join(config, 'tenants'), { recursive: true })
+    writeFileSync(join(config, 'users.provider.mjs'), PROVIDER)
+    writeFileSync(join(config, 'broken.provider.mjs'), BROKEN)
+    writeFileSync(join(config, 'own.provider.mjs'), PROVIDER)
+    for (let index = 0; index < 5; index++) writeFileSync(file(index), tenantYaml(index))
+    writeFileSync(file(4), tenantYaml(4).replace('users.provider', 'own.provider'))
+  })
+  afterAll(() => tmp.remove())
+
+  it('takes the files that build and keeps the last good version of the one that does not', async () => {
+    const issuer = await startWatching(tmp.dir, config)
+    const runtimes = (): Map<string, TenantRuntime> => runtimesOf(issuer)
+    const lines = (from: number) =>
+      entries(issuer, from) as (ReturnType<typeof entries>[number] & {
+        files?: string[]
+        tenants?: string[]
+        problems?: string[]
+      })[]
+    try {
+      // Three files change at once; the third names a provider script that throws on import.
+      const before = runtimes()
+      const mark = issuer.logs.length
+      writeFileSync(file(0), tenantYaml(0, { hosts: [host(0), 'zero.test'] }))
+      writeFileSync(file(1), tenantYaml(1, { hosts: [host(1), 'one.test'] }))
+      writeFileSync(
+        file(2),
+        tenantYaml(2, { hosts: [host(2), 'two.test'] }).replace(
+          'users.provider',
+          'broken.provider',
+        ),
+      )
+      const refusal = await eventually(() => {
+        const found = lines(mark).find((line) =>
+          line.msg.startsWith('configuration reload refused in part'),
+        )
+        expect(found).toBeDefined()
+        expect(lines(mark).some((line) => line.msg === 'configuration reloaded')).toBe(true)
+        return found!
+      })
+      expect(refusal.files).toEqual([join('tenants', 't0002.yaml')])
+      expect(refusal.problems).toEqual([
+        `${join(config, 'broken.provider.mjs')}: provider script failed to load: directory unreachable`,
+      ])
+      expect((await passwordToken(issuer.url, 0, 'zero.test')).status).toBe(200)
+      expect((await passwordToken(issuer.url, 1, 'one.test')).status).toBe(200)
+      expect((await passwordToken(issuer.url, 2, 'two.test')).status).toBe(404)
+      expect((await passwordToken(issuer.url, 2)).status).toBe(200)
+      expect(runtimes().get(name(2))).toBe(before.get(name(2)))
+
+      // A provider script changes to throw on import: the tenant using it keeps its build.
+      const kept = runtimes().get(name(4))
+      const scriptMark = issuer.logs.length
+      writeFileSync(join(config, 'own.provider.mjs'), BROKEN)
+      await eventually(() => {
+        expect(lines(scriptMark).map((line) => line.msg)).toContain(
+          'configuration reload refused: the changed tenants could not be built; still serving their previous versions',
+        )
+      })
+      expect(runtimes().get(name(4))).toBe(kept)
+      expect((await passwordToken(issuer.url, 4)).status).toBe(200)
+
+      // The other script loads now; no served tenant uses it, so every tenant is rebuilt, each
+      // alone when together they fail: all but tenant 4.
+      const fixMark = issuer.logs.length
+      writeFileSync(join(config, 'broken.provider.mjs'), PROVIDER)
+      await eventually(() => {
+        expect(lines(fixMark).map((line) => line.msg)).toContain('configuration reloaded')
+      })
+      expect(
+        lines(fixMark).find((line) => line.msg.startsWith('configuration reload refused in part')),
+      ).toMatchObject({ tenants: [name(4)] })
+      expect(runtimes().get(name(4))).toBe(kept)
+
+      // SIGHUP re-reads every file: tenant 2 is taken in its new version, every tenant but 4 is
+      // rebuilt, and tenant 4 keeps serving.
+      const beforeHangup = runtimes()
+      const hangupMark = issuer.logs.length
+      expect(await issuer.issuer.reload()).toBe(false)
+      const afterHangup = runtimes()
+      expect(afterHangup.get(name(4))).toBe(kept)
+      for (const tenant of [0, 1, 2, 3].map(name)) {
+        expect(afterHangup.get(tenant)).not.toBe(beforeHangup.get(tenant))
+      }
+      expect((await passwordToken(issuer.url, 4)).status).toBe(200)
+      expect((await passwordToken(issuer.url, 2, 'two.test')).status).toBe(200)
+      const hangupRefusal = lines(hangupMark).find((line) =>
+        line.msg.startsWith('configuration reload refused in part'),
+      )
+      expect(hangupRefusal?.files).toEqual([join('tenants', 't0004.yaml')])
     } finally {
       await issuer.close()
     }

@@ -43,6 +43,23 @@ export type FactsOrigin = Pick<TenantFacts, 'file' | 'locate'>
 const FILE_NAME_PATH: FieldPath = ['name']
 const RESOURCE_NAME_PATH: FieldPath = ['metadata', 'name']
 
+// The facts of ten thousand documents name the same few field paths (`config.hosts.0`,
+// `config.clients.1.client_id`): one frozen array each, shared, rather than an array per claim
+// kept for as long as the document is served.
+const sharedPaths = new Map<string, FieldPath>()
+const SHARED_INDEXES = 64
+function sharedPath(...path: FieldPath): FieldPath {
+  // Past a few hosts or clients a path is rare: made afresh, so the shared set stays small.
+  if (path.some((part) => typeof part === 'number' && part >= SHARED_INDEXES)) return path
+  const key = path.join('.')
+  let shared = sharedPaths.get(key)
+  if (shared === undefined) {
+    shared = Object.freeze(path) as FieldPath
+    sharedPaths.set(key, shared)
+  }
+  return shared
+}
+
 /** Gathers the facts of one document (file form or resource form). */
 export function collectFacts(
   document: Record<string, unknown>,
@@ -61,7 +78,7 @@ export function collectFacts(
     spec.hosts.forEach((raw: unknown, index) => {
       const host = HostSchema.safeParse(raw)
       if (host.success) {
-        hosts.push({ host: normaliseHost(host.data), path: [specKey, 'hosts', index] })
+        hosts.push({ host: normaliseHost(host.data), path: sharedPath(specKey, 'hosts', index) })
       }
     })
   }
@@ -70,7 +87,10 @@ export function collectFacts(
     spec.clients.forEach((client: unknown, index) => {
       const clientId = ClientIdSchema.safeParse(isRecord(client) ? client.client_id : undefined)
       if (clientId.success) {
-        clientIds.push({ clientId: clientId.data, path: [specKey, 'clients', index, 'client_id'] })
+        clientIds.push({
+          clientId: clientId.data,
+          path: sharedPath(specKey, 'clients', index, 'client_id'),
+        })
       }
     })
   }
@@ -87,7 +107,7 @@ export function collectFacts(
       : rawAlgorithm === undefined
         ? 'HS256'
         : JWT_ALGORITHMS.find((algorithm) => algorithm === rawAlgorithm),
-    algorithmPath: rawAlgorithm === undefined ? undefined : [specKey, 'jwt_algorithm'],
+    algorithmPath: rawAlgorithm === undefined ? undefined : sharedPath(specKey, 'jwt_algorithm'),
     ownSecret: spec.jwt_secret !== undefined,
   }
 }
@@ -111,14 +131,15 @@ export function factsOfValid(
     namePath: resource ? RESOURCE_NAME_PATH : FILE_NAME_PATH,
     hosts: valid.hosts.map((host, index) => ({
       host: normaliseHost(host),
-      path: [specKey, 'hosts', index],
+      path: sharedPath(specKey, 'hosts', index),
     })),
     clientIds: valid.clientIds.map((clientId, index) => ({
       clientId,
-      path: [specKey, 'clients', index, 'client_id'],
+      path: sharedPath(specKey, 'clients', index, 'client_id'),
     })),
     algorithm,
-    algorithmPath: spec.jwt_algorithm === undefined ? undefined : [specKey, 'jwt_algorithm'],
+    algorithmPath:
+      spec.jwt_algorithm === undefined ? undefined : sharedPath(specKey, 'jwt_algorithm'),
     ownSecret: spec.jwt_secret !== undefined,
   }
 }
@@ -138,16 +159,13 @@ export interface RuleIndex {
   release(facts: TenantFacts): void
 }
 
-interface Claim {
-  owner: TenantFacts
-  path: FieldPath
-}
-
 /** An empty index; `jwtSecret` is the JWT_SECRET setting, for the HS256 rule. */
 export function createRuleIndex(jwtSecret: string | undefined): RuleIndex {
-  const names = new Map<string, Claim>()
-  const hosts = new Map<string, Claim>()
-  const clientIds = new Map<string, Claim>()
+  // Each claim maps to the facts of the document that made it; where in that document is looked
+  // up only to word a problem (an object per claim would be kept for every tenant served).
+  const names = new Map<string, TenantFacts>()
+  const hosts = new Map<string, TenantFacts>()
+  const clientIds = new Map<string, TenantFacts>()
 
   return {
     admit(tenant, report) {
@@ -156,10 +174,10 @@ export function createRuleIndex(jwtSecret: string | undefined): RuleIndex {
         if (first) {
           report(
             tenant.namePath,
-            `duplicate tenant name "${tenant.name}" (also defined at ${where(first.owner, first.path)})`,
+            `duplicate tenant name "${tenant.name}" (also defined at ${where(first, first.namePath)})`,
           )
         } else {
-          names.set(tenant.name, { owner: tenant, path: tenant.namePath })
+          names.set(tenant.name, tenant)
         }
       }
 
@@ -167,27 +185,28 @@ export function createRuleIndex(jwtSecret: string | undefined): RuleIndex {
       // within one tenant are the schema's business.
       for (const { host, path } of tenant.hosts) {
         const first = hosts.get(host)
-        if (!first) hosts.set(host, { owner: tenant, path })
-        else if (first.owner !== tenant) {
+        if (!first) hosts.set(host, tenant)
+        else if (first !== tenant) {
           report(
             path,
-            `host "${host}" is also used by ${label(first.owner)} (${where(first.owner, first.path)})`,
+            `host "${host}" is also used by ${label(first)} (${where(first, hostPath(first, host))})`,
           )
         }
       }
 
       for (const { clientId, path } of tenant.clientIds) {
         const first = clientIds.get(clientId)
-        if (!first) clientIds.set(clientId, { owner: tenant, path })
-        else if (first.owner === tenant) {
+        if (!first) clientIds.set(clientId, tenant)
+        else if (first === tenant) {
+          const firstPath = clientIdPath(first, clientId)
           report(
             path,
-            `duplicate client_id "${clientId}" (also used by ${first.path.join('.')}, ${where(tenant, first.path)})`,
+            `duplicate client_id "${clientId}" (also used by ${firstPath.join('.')}, ${where(tenant, firstPath)})`,
           )
         } else {
           report(
             path,
-            `client_id "${clientId}" is also used by ${label(first.owner)} (${where(first.owner, first.path)})`,
+            `client_id "${clientId}" is also used by ${label(first)} (${where(first, clientIdPath(first, clientId))})`,
           )
         }
       }
@@ -204,8 +223,8 @@ export function createRuleIndex(jwtSecret: string | undefined): RuleIndex {
       }
     },
     release(tenant) {
-      const drop = (claims: Map<string, Claim>, key: string) => {
-        if (claims.get(key)?.owner === tenant) claims.delete(key)
+      const drop = (claims: Map<string, TenantFacts>, key: string) => {
+        if (claims.get(key) === tenant) claims.delete(key)
       }
       if (tenant.name !== undefined) drop(names, tenant.name)
       for (const { host } of tenant.hosts) drop(hosts, host)
@@ -221,6 +240,16 @@ export function checkRules(
 ): void {
   const index = createRuleIndex(jwtSecret)
   for (const { facts, report } of documents) index.admit(facts, report)
+}
+
+/** Where `owner` names `host` first (the claim it made). */
+function hostPath(owner: TenantFacts, host: string): FieldPath {
+  return owner.hosts.find((claim) => claim.host === host)?.path ?? []
+}
+
+/** Where `owner` names `clientId` first (the claim it made). */
+function clientIdPath(owner: TenantFacts, clientId: string): FieldPath {
+  return owner.clientIds.find((claim) => claim.clientId === clientId)?.path ?? []
 }
 
 function label(tenant: TenantFacts): string {
