@@ -10,8 +10,10 @@ const root = fileURLToPath(new URL('..', import.meta.url))
 // A report left by an earlier run would be counted as this run's when a suite cannot start.
 for (const group of ['packages', 'apps']) {
   for (const name of readdirSync(join(root, group))) {
-    const report = join(root, group, name, 'test-results', 'vitest.json')
-    if (existsSync(report)) rmSync(report)
+    for (const report of ['vitest.json', 'unhandled-errors.json']) {
+      const file = join(root, group, name, 'test-results', report)
+      if (existsSync(file)) rmSync(file)
+    }
   }
 }
 

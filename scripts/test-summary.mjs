@@ -1,8 +1,9 @@
 // Prints one closing line for the whole repository's tests, summed from each package's vitest
 // JSON report: `Tests: N passed, N failed` (and `, N skipped` when some were). Exits 1, naming
 // the package, when a report is missing or unreadable, counts no test, counts a failed test, or
-// has a test file that failed outside any test (an import that threw, a failing hook): vitest
-// counts none of those as a failed test, so `0 failed` alone proves nothing.
+// has a test file that failed outside any test (an import that threw, a failing hook), or when
+// vitest caught an error outside any test (test-results/unhandled-errors.json): vitest counts none
+// of those as a failed test, so `0 failed` alone proves nothing.
 //
 // Usage: node scripts/test-summary.mjs [ROOT]   (ROOT: the repository, by default this one)
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
@@ -29,6 +30,31 @@ function firstLine(text) {
     .split('\n', 1)[0]
     .trim()
   return line.length > 120 ? `${line.slice(0, 117)}...` : line
+}
+
+/**
+ * The errors vitest caught outside any test, as scripts/vitest-unhandled-errors.mjs wrote them:
+ * one line each, the first three named. They fail vitest's run but are not in its JSON report.
+ */
+function outsideTests(dir) {
+  const file = join(root, dir, 'test-results', 'unhandled-errors.json')
+  if (!existsSync(file)) return []
+  let errors
+  try {
+    errors = JSON.parse(readFileSync(file, 'utf8'))
+  } catch {
+    return ['unreadable list of errors outside tests']
+  }
+  if (!Array.isArray(errors)) return ['unreadable list of errors outside tests']
+  const lines = errors.slice(0, 3).map((error) => {
+    const file =
+      typeof error?.testFile === 'string' ? relative(join(root, dir), error.testFile) : ''
+    const test = typeof error?.testName === 'string' ? ` › ${firstLine(error.testName)}` : ''
+    const what = firstLine(`${String(error?.name ?? 'Error')}: ${String(error?.message ?? '')}`)
+    return `error outside any test${file === '' ? '' : ` (during ${file}${test})`}: ${what}`
+  })
+  if (errors.length > 3) lines.push(`${errors.length - 3} more error(s) outside tests`)
+  return lines
 }
 
 /** Reads one package's report: its counts and what is wrong with it. */
@@ -61,6 +87,7 @@ function summarise(dir) {
     const why = firstLine(result.message)
     problems.push(`${name} failed outside its tests${why === '' ? '' : `: ${why}`}`)
   }
+  problems.push(...outsideTests(dir))
   if (failedTests > 0) problems.push(`${failedTests} failed test(s)`)
   if (passed + failedTests === 0) problems.push('no test ran')
   if (report.success !== true && problems.length === 0) {

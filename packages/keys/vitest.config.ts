@@ -4,8 +4,13 @@ export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     restoreMocks: true,
-    // The JSON report feeds scripts/test-summary.mjs, which prints one total for the repo.
-    reporters: ['default', ['json', { outputFile: 'test-results/vitest.json' }]],
+    // The JSON report and the errors caught outside tests feed scripts/test-summary.mjs, which
+    // prints one total for the repo.
+    reporters: [
+      'default',
+      ['json', { outputFile: 'test-results/vitest.json' }],
+      '../../scripts/vitest-unhandled-errors.mjs',
+    ],
     // RSA key generation and child processes are slow on a 2-core machine running several
     // packages' tests at once; no test relies on this limit to pass.
     testTimeout: 30_000,

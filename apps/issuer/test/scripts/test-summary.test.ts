@@ -136,6 +136,49 @@ describe('scripts/test-summary.mjs (issue #12)', () => {
     expect(lines).toContain('  - vitest reported the run as failed')
   })
 
+  it('fails on errors caught outside any test, naming the first three and where they arose', () => {
+    pkg('packages/a', report([ok('a.test.ts')]))
+    pkg('packages/store', report([ok('s.test.ts')]))
+    const errors = [
+      {
+        name: 'Error',
+        message: 'write EPIPE\n    at afterWriteDispatched',
+        testFile: join(tmp.dir, 'packages/store/src/postgres.test.ts'),
+        testName: 'races two replicas',
+      },
+      { name: 'Error', message: '[vitest-worker]: Timeout calling "onTaskUpdate"' },
+      { name: 'TypeError', message: 'x is not a function' },
+      { name: 'Error', message: 'a fourth' },
+    ]
+    writeFileSync(
+      join(tmp.dir, 'packages/store/test-results/unhandled-errors.json'),
+      JSON.stringify(errors),
+    )
+    writeFileSync(join(tmp.dir, 'packages/a/test-results/unhandled-errors.json'), '[]')
+    const { status, lines, last } = summary()
+    expect(status).toBe(1)
+    expect(lines).toContain('packages/a: 2 passed, 0 failed')
+    expect(lines).toContain('FAILED packages/store: 2 passed, 0 failed')
+    expect(lines).toContain(
+      '  - error outside any test (during src/postgres.test.ts › races two replicas): Error: write EPIPE',
+    )
+    expect(lines).toContain(
+      '  - error outside any test: Error: [vitest-worker]: Timeout calling "onTaskUpdate"',
+    )
+    expect(lines).toContain('  - error outside any test: TypeError: x is not a function')
+    expect(lines).toContain('  - 1 more error(s) outside tests')
+    expect(lines).toContain('1 package(s) failed')
+    expect(last).toBe('Tests: 4 passed, 0 failed')
+  })
+
+  it('fails on a garbled list of errors outside tests', () => {
+    pkg('packages/a', report([ok('a.test.ts')]))
+    writeFileSync(join(tmp.dir, 'packages/a/test-results/unhandled-errors.json'), '{"x":')
+    const { status, lines } = summary()
+    expect(status).toBe(1)
+    expect(lines).toContain('  - unreadable list of errors outside tests')
+  })
+
   it('fails on a missing or unreadable report, naming the package', () => {
     pkg('packages/a', report([ok('a.test.ts')]))
     pkg('packages/missing')
