@@ -12,6 +12,7 @@ import {
   createMemoryStore,
   openSqliteStore,
   openStore,
+  type ParsedConfigStore,
   type StoreError,
   type Store,
   type StoreErrorCode,
@@ -24,6 +25,7 @@ describe('@tessera/store public types', () => {
     expectTypeOf<Store['codes']>().toEqualTypeOf<AuthorizationCodeStore>()
     expectTypeOf<Store['refreshTokens']>().toEqualTypeOf<RefreshTokenStore>()
     expectTypeOf<Store['expiry']>().toEqualTypeOf<ExpiryStore>()
+    expectTypeOf<Store['parsedConfig']>().toEqualTypeOf<ParsedConfigStore>()
     expectTypeOf<
       ReturnType<RefreshTokenStore['rotateRefreshToken']>
     >().resolves.toEqualTypeOf<RotateResult>()

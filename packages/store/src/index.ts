@@ -15,6 +15,7 @@
  */
 export { openStore } from './store.js'
 export type { Store } from './store.js'
+export type { ParsedConfigEntry, ParsedConfigStore } from './parsed-config.js'
 export { createMemoryStore } from './memory.js'
 export { openSqliteStore } from './sqlite.js'
 export { openPostgresStore } from './postgres.js'

@@ -15,6 +15,7 @@ import type {
 } from '@tessera/grants'
 import type { KeyStore, StoredKey } from '@tessera/keys'
 import { StoreError } from './errors.js'
+import type { ParsedConfigStore } from './parsed-config.js'
 import type { Store } from './store.js'
 import {
   checkCursor,
@@ -30,6 +31,8 @@ import {
   checkSettlement,
   checkTime,
   conflictError,
+  parsedConfigToAdd,
+  parsedConfigToKeep,
 } from './internal/checks.js'
 import { CODE_RETENTION_MS, rotationStep } from './internal/lifecycle.js'
 import { settle } from './internal/settle.js'
@@ -176,6 +179,7 @@ export function createMemoryStore(): Store {
   const markRows = new Table<number>()
   const sessionRows = new Table<SessionRecord>()
   const secretValues = new Map<string, string>()
+  const parsedConfigRows = new Map<string, { value: string; storedAt: number }>()
   let closed = false
 
   function open(): void {
@@ -565,6 +569,41 @@ export function createMemoryStore(): Store {
     },
   }
 
+  const parsedConfig: ParsedConfigStore = {
+    list() {
+      return settle(() => {
+        open()
+        return [...parsedConfigRows].map(([key, { value }]) => ({ key, value }))
+      })
+    },
+    add(entries, now) {
+      return settle(() => {
+        open()
+        let inserted = 0
+        for (const { key, value } of parsedConfigToAdd(entries, now)) {
+          if (parsedConfigRows.has(key)) continue
+          parsedConfigRows.set(key, { value, storedAt: now })
+          inserted++
+        }
+        return inserted
+      })
+    },
+    prune(keep, before) {
+      return settle(() => {
+        open()
+        const kept = new Set(parsedConfigToKeep(keep, before))
+        let deleted = 0
+        for (const [key, { storedAt }] of parsedConfigRows) {
+          if (storedAt < before && !kept.has(key)) {
+            parsedConfigRows.delete(key)
+            deleted++
+          }
+        }
+        return deleted
+      })
+    },
+  }
+
   return {
     keys: keyStore,
     throttle,
@@ -574,6 +613,7 @@ export function createMemoryStore(): Store {
     secrets,
     sessions,
     expiry,
+    parsedConfig,
     ping() {
       return settle(() => {
         open()
@@ -591,6 +631,7 @@ export function createMemoryStore(): Store {
         markRows.clear()
         sessionRows.clear()
         secretValues.clear()
+        parsedConfigRows.clear()
       })
     },
   }

@@ -48,6 +48,7 @@ const TABLES = [
   'secrets',
   'sessions',
   'key_changes',
+  'parsed_config',
 ]
 
 // One database for the file, migrated once and emptied before each test: creating a database
@@ -602,6 +603,32 @@ describe('openPostgresStore', () => {
       await proxy.restore()
       // Nothing was changed by the failed call: the token rotates once the server is back.
       expect((await rotate()).status).toBe('rotated')
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it('answers ERR_STORE_UNAVAILABLE for parsedConfig while the server is unreachable', async () => {
+    const proxy = await startTcpProxy({
+      host: '127.0.0.1',
+      port: Number(new URL(db.url).port || 5432),
+    })
+    try {
+      const url = new URL(db.url)
+      url.host = `127.0.0.1:${proxy.port}`
+      const store = await open(url.toString(), { onIdleError: () => undefined })
+      const entries = [{ key: sha256('tenant-file'), value: 'sealed' }]
+      await proxy.cut()
+      for (const use of [
+        () => store.parsedConfig.add(entries, t0),
+        () => store.parsedConfig.list(),
+        () => store.parsedConfig.prune(new Set(), t0),
+      ]) {
+        expect((await failure(use())).code).toBe('ERR_STORE_UNAVAILABLE')
+      }
+      await proxy.restore()
+      expect(await store.parsedConfig.add(entries, t0)).toBe(1)
+      expect(await store.parsedConfig.list()).toEqual(entries)
     } finally {
       await proxy.close()
     }

@@ -14,6 +14,7 @@ import type { KeyStore, StoredKey } from '@tessera/keys'
 import pg from 'pg'
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg'
 import { StoreError } from './errors.js'
+import type { ParsedConfigStore } from './parsed-config.js'
 import type { Store } from './store.js'
 import {
   checkCursor,
@@ -28,6 +29,8 @@ import {
   checkSession,
   checkSettlement,
   checkTime,
+  parsedConfigToAdd,
+  parsedConfigToKeep,
 } from './internal/checks.js'
 import { CODE_RETENTION_MS, rotationStep } from './internal/lifecycle.js'
 import {
@@ -44,6 +47,7 @@ import {
   keyChangesOf,
   parseKeyCursorRow,
   parseKeyRow,
+  parseParsedConfigRow,
   parsePrunedKidRow,
   parseSecretRow,
   parseSessionEnd,
@@ -322,6 +326,19 @@ const CONSUME_SID_CODES = `UPDATE authorization_codes SET consumed_at = $3
   WHERE tenant = $1 AND sid = $2 AND consumed_at IS NULL`
 const REVOKE_SID_FAMILIES = `UPDATE refresh_families SET revoked_at = $3
   WHERE tenant = $1 AND sid = $2 AND revoked_at IS NULL`
+
+/**
+ * Inserts the entries of $1 (keys) and $2 (values), stamped $3, in one statement, so in one
+ * transaction and one round trip. The keys come sorted (see parsedConfigToAdd) and are inserted
+ * in that order: two replicas adding the same keys at once then wait on each other's rows in
+ * one order, and never deadlock. A key another transaction is inserting is waited for, then
+ * skipped.
+ */
+const ADD_PARSED_CONFIG = `
+  INSERT INTO parsed_config ("key", value, stored_at)
+  SELECT k, v, $3::bigint FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS added(k, v, n)
+  ORDER BY n
+  ON CONFLICT ("key") DO NOTHING`
 
 /** A refused reservation, thrown to roll its transaction back. */
 class Refused extends Error {
@@ -874,6 +891,37 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
     },
   }
 
+  const parsedConfig: ParsedConfigStore = {
+    list() {
+      return run('parsedConfig.list', async (sql) => {
+        const { rows } = await sql('SELECT "key", value FROM parsed_config', [])
+        return rows.map(parseParsedConfigRow)
+      })
+    },
+    add(entries, now) {
+      return run('parsedConfig.add', async (sql) => {
+        const toAdd = parsedConfigToAdd(entries, now)
+        if (toAdd.length === 0) return 0
+        const { rowCount } = await sql(ADD_PARSED_CONFIG, [
+          toAdd.map(({ key }) => key),
+          toAdd.map(({ value }) => value),
+          now,
+        ])
+        return rowCount ?? 0
+      })
+    },
+    prune(keep, before) {
+      return run('parsedConfig.prune', async (sql) => {
+        const kept = parsedConfigToKeep(keep, before)
+        const { rowCount } = await sql(
+          `DELETE FROM parsed_config WHERE stored_at < $1 AND "key" <> ALL($2::text[])`,
+          [before, kept],
+        )
+        return rowCount ?? 0
+      })
+    },
+  }
+
   return {
     keys,
     throttle,
@@ -883,6 +931,7 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
     secrets,
     sessions,
     expiry,
+    parsedConfig,
     ping() {
       return run('ping', async (sql) => {
         await sql('SELECT 1')

@@ -21,6 +21,7 @@ import type {
 import type { KeyState, KeyStore, StoredKey } from '@tessera/keys'
 import Database from 'better-sqlite3'
 import { StoreError } from './errors.js'
+import type { ParsedConfigStore } from './parsed-config.js'
 import type { Store } from './store.js'
 import {
   checkCursor,
@@ -36,6 +37,8 @@ import {
   checkSettlement,
   checkTime,
   conflictError,
+  parsedConfigToAdd,
+  parsedConfigToKeep,
 } from './internal/checks.js'
 import { CODE_RETENTION_MS, rotationStep } from './internal/lifecycle.js'
 import { settle } from './internal/settle.js'
@@ -45,6 +48,7 @@ import {
   keyChangesOf,
   parseKeyCursorRow,
   parseKeyRow,
+  parseParsedConfigRow,
   parsePrunedKidRow,
   parseSecretRow,
   parseSessionEnd,
@@ -833,6 +837,56 @@ function createSqliteStore(db: Database.Database, file: string): Store {
     },
   }
 
+  const listParsedConfig = db.prepare<[]>('SELECT "key", value FROM parsed_config')
+  const insertParsedConfig = db.prepare<[string, string, number]>(
+    `INSERT INTO parsed_config ("key", value, stored_at) VALUES (?, ?, ?)
+     ON CONFLICT ("key") DO NOTHING`,
+  )
+  // The keys to keep as one JSON array parameter: a NOT IN list of tens of thousands of
+  // parameters would pass SQLite's limit on variables.
+  const pruneParsedConfig = db.prepare<[number, string]>(
+    `DELETE FROM parsed_config
+     WHERE stored_at < ? AND "key" NOT IN (SELECT value FROM json_each(?))`,
+  )
+  const addParsedConfig = db.transaction(
+    (entries: readonly { key: string; value: string }[], now: number): number => {
+      let inserted = 0
+      for (const { key, value } of entries) {
+        inserted += insertParsedConfig.run(key, value, now).changes
+      }
+      return inserted
+    },
+  )
+
+  const parsedConfig: ParsedConfigStore = {
+    list() {
+      return settle(() => {
+        use()
+        return listParsedConfig.all().map(parseParsedConfigRow)
+      })
+    },
+    add(entries, now) {
+      return settle(() => {
+        use()
+        const toAdd = parsedConfigToAdd(entries, now)
+        if (toAdd.length === 0) return 0
+        // IMMEDIATE, like the other write transactions: the write lock is waited for at BEGIN.
+        const inserted = addParsedConfig.immediate(toAdd, now)
+        checkpointer.wrote()
+        return inserted
+      })
+    },
+    prune(keep, before) {
+      return settle(() => {
+        use()
+        const kept = parsedConfigToKeep(keep, before)
+        const { changes } = pruneParsedConfig.run(before, JSON.stringify(kept))
+        checkpointer.wrote()
+        return changes
+      })
+    },
+  }
+
   return {
     keys,
     throttle,
@@ -842,6 +896,7 @@ function createSqliteStore(db: Database.Database, file: string): Store {
     secrets,
     sessions,
     expiry,
+    parsedConfig,
     ping() {
       return settle(() => {
         use()

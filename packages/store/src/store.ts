@@ -11,6 +11,7 @@ import type { KeyStore } from '@tessera/keys'
 import { StoreError } from './errors.js'
 import { createMemoryStore } from './memory.js'
 import { openPostgresStore } from './postgres.js'
+import type { ParsedConfigStore } from './parsed-config.js'
 import { openSqliteStore } from './sqlite.js'
 
 /** Every port adapter over one database, with its lifecycle. */
@@ -31,6 +32,8 @@ export interface Store {
   readonly sessions: SessionStore
   /** Removal of expired codes, families, throttle windows, marks and sessions. */
   readonly expiry: ExpiryStore
+  /** Parse results of tenant files, to start faster on a warm database (see docs/data-at-rest.md). */
+  readonly parsedConfig: ParsedConfigStore
   /** Resolves when the database answers; for readiness probes. */
   ping(): Promise<void>
   /** Releases the database. Idempotent; any later use rejects with `ERR_STORE_CLOSED`. */

@@ -9,6 +9,7 @@ import type {
   ThrottleWindow,
 } from '@tessera/grants'
 import { StoreError } from '../errors.js'
+import type { ParsedConfigEntry } from '../parsed-config.js'
 
 /**
  * The arguments of `reserveAttempts`: at least one key, no key twice (one attempt per key), each
@@ -235,4 +236,74 @@ export function checkCursor(method: string, cursor: number): void {
   if (!(Number.isSafeInteger(cursor) && cursor >= 0)) {
     throw new TypeError(`${method}: cursor must be a non-negative integer`)
   }
+}
+
+/** A parsed-config key: what the issuer computes, a SHA-256 digest in lowercase hex. */
+const PARSED_CONFIG_KEY = /^[0-9a-f]{64}$/
+/** Longest parsed-config value, in UTF-16 code units: a sealed parse result is a few KB. */
+export const PARSED_CONFIG_VALUE_MAX = 1_048_576
+
+/** A time stored as `stored_at` or compared with it: integer epoch milliseconds, not before 1970. */
+function checkStamp(method: string, name: string, value: number): void {
+  if (!(Number.isSafeInteger(value) && value >= 0)) {
+    throw new TypeError(`${method}: ${name} must be a non-negative integer of epoch milliseconds`)
+  }
+}
+
+function checkParsedConfigKey(method: string, name: string, key: unknown): asserts key is string {
+  if (typeof key !== 'string' || !PARSED_CONFIG_KEY.test(key)) {
+    throw new TypeError(`${method}: ${name} must be a SHA-256 digest in lowercase hex`)
+  }
+}
+
+/**
+ * The arguments of `parsedConfig.add`, checked whole before anything is written, and the entries
+ * to insert: copied (a getter answers once), each key once (the first entry of a key wins, as
+ * it would were they added one by one), sorted by key. Every adapter writes them in that order,
+ * so that two replicas adding the same keys at once take their row locks in one order and never
+ * deadlock. A value refuses U+0000, which a PostgreSQL TEXT value cannot hold, on every adapter.
+ */
+export function parsedConfigToAdd(
+  entries: readonly ParsedConfigEntry[],
+  now: number,
+): ParsedConfigEntry[] {
+  const method = 'parsedConfig.add'
+  checkStamp(method, 'now', now)
+  if (!Array.isArray(entries)) throw new TypeError(`${method}: entries must be an array`)
+  const asked: readonly unknown[] = entries
+  const byKey = new Map<string, string>()
+  for (const entry of asked) {
+    if (typeof entry !== 'object' || entry === null) {
+      throw new TypeError(`${method}: each entry must be an object`)
+    }
+    const { key, value } = entry as { key: unknown; value: unknown }
+    checkParsedConfigKey(method, 'key', key)
+    if (typeof value !== 'string' || value.length > PARSED_CONFIG_VALUE_MAX) {
+      throw new TypeError(
+        `${method}: value must be a string of at most ${PARSED_CONFIG_VALUE_MAX} characters`,
+      )
+    }
+    checkText(method, 'value', value)
+    if (value.includes('\u0000')) throw new TypeError(`${method}: value must not contain U+0000`)
+    if (!byKey.has(key)) byKey.set(key, value)
+  }
+  return [...byKey.keys()].sort().map((key) => ({ key, value: byKey.get(key) ?? '' }))
+}
+
+/** The arguments of `parsedConfig.prune`, and the keys to keep as an array. */
+export function parsedConfigToKeep(keep: ReadonlySet<string>, before: number): string[] {
+  const method = 'parsedConfig.prune'
+  checkStamp(method, 'before', before)
+  const candidate = keep as unknown
+  if (
+    typeof candidate !== 'object' ||
+    candidate === null ||
+    typeof (candidate as { has?: unknown }).has !== 'function' ||
+    typeof (candidate as { [Symbol.iterator]?: unknown })[Symbol.iterator] !== 'function'
+  ) {
+    throw new TypeError(`${method}: keep must be a Set of keys`)
+  }
+  const keys = [...keep]
+  for (const key of keys) checkParsedConfigKey(method, 'each key to keep', key)
+  return keys
 }

@@ -28,6 +28,7 @@ describe('migrate', () => {
       'keys',
       'login_transactions',
       'marks',
+      'parsed_config',
       'pruned_kids',
       'refresh_families',
       'refresh_tokens',
@@ -77,7 +78,7 @@ describe('migrate', () => {
         VALUES ('acme', 'f1', 'web', 'alice', 'openid', '{"a":1}', 'c1', 1, 2, NULL);
     `)
     expect(tables(db)).not.toContain('sessions')
-    expect(migrate(db)).toEqual([8, 9])
+    expect(migrate(db)).toEqual([8, 9, 10])
     // Rows from before read back as they were: the new columns are NULL, so absent.
     expect(parseCodeRow(db.prepare('SELECT * FROM authorization_codes').get())).toStrictEqual({
       codeHash: 'c1',

@@ -215,6 +215,21 @@ export const MIGRATIONS: readonly Migration[] = [
       END;
     `,
   },
+  {
+    // Parse results of tenant files, by a digest of the file's text and the parser version, so
+    // that a start on a warm database skips parsing. stored_at is indexed for prune, which
+    // deletes old entries no running issuer still uses.
+    version: 10,
+    name: 'parsed_config',
+    sql: `
+      CREATE TABLE parsed_config (
+        "key" TEXT PRIMARY KEY,
+        value TEXT NOT NULL,
+        stored_at INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX parsed_config_stored_at ON parsed_config (stored_at);
+    `,
+  },
 ]
 
 /**

@@ -232,6 +232,19 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         FOR EACH ROW EXECUTE FUNCTION tessera_key_changed();
     `,
   },
+  {
+    // Parse results of tenant files (see the SQLite migration 10).
+    version: 10,
+    name: 'parsed_config',
+    sql: `
+      CREATE TABLE parsed_config (
+        "key" TEXT COLLATE "C" PRIMARY KEY,
+        value TEXT NOT NULL,
+        stored_at BIGINT NOT NULL
+      );
+      CREATE INDEX parsed_config_stored_at ON parsed_config (stored_at);
+    `,
+  },
 ]
 
 /**

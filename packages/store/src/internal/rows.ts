@@ -7,6 +7,7 @@ import type {
 import type { KeyChanges, StoredKey } from '@tessera/keys'
 import * as z from 'zod'
 import { StoreError } from '../errors.js'
+import type { ParsedConfigEntry } from '../parsed-config.js'
 
 const KeyRowSchema = z.object({
   tenant: z.string(),
@@ -383,4 +384,16 @@ export function parseSecretRow(row: unknown): string {
   const result = SecretRowSchema.safeParse(row)
   if (!result.success) throw invalid('a secrets row', result.error)
   return result.data.value
+}
+
+const ParsedConfigRowSchema = z.object({
+  key: z.string().regex(/^[0-9a-f]{64}$/),
+  value: z.string(),
+})
+
+/** A row of `parsed_config` as its entry; the value, sealed or not, is never part of a message. */
+export function parseParsedConfigRow(row: unknown): ParsedConfigEntry {
+  const result = ParsedConfigRowSchema.safeParse(row)
+  if (!result.success) throw invalid('a parsed_config row', result.error)
+  return { key: result.data.key, value: result.data.value }
 }
