@@ -5,7 +5,9 @@
 // (warm, keys: what a long-running deployment restarts on). Those keys are one generated pair
 // stored for every tenant, in plaintext; a start seals them (it is run and left out first). Measured
 // from the spawn: until it logs that it listens, until a first token of an HS256 tenant and of
-// an RS256 tenant; and its RSS when listening. RSS per tenant is the difference between the
+// an RS256 tenant; and its RSS when listening. Each start is stopped once it has stored the
+// parse results of the files it had to parse (docs/configuration.md, Starting with many files),
+// so the warm starts parse no YAML. RSS per tenant is the difference between the
 // largest and the smallest count, divided by the difference in tenants, so that what the process
 // holds whatever the count cancels out. The issuer is pinned to core 0 as in run.mjs, unless
 // BENCH_STARTUP_PIN=0.
@@ -97,6 +99,10 @@ async function start(config, databaseUrl, count) {
   })
   let stderr = ''
   child.stderr.on('data', (chunk) => (stderr += chunk))
+  // Parse results a start missed are stored a second after it: a process stopped before would
+  // leave the next start as cold as this one.
+  let markStored
+  const stored = new Promise((resolve) => (markStored = resolve))
   try {
     const url = await new Promise((resolve, reject) => {
       let buffered = ''
@@ -112,6 +118,7 @@ async function start(config, databaseUrl, count) {
             clearTimeout(timer)
             resolve(/"url":"([^"]+)"/.exec(line)[1])
           }
+          if (line.includes('"msg":"parse results of tenant files stored"')) markStored()
         }
       })
       child.once('exit', (code) => reject(new Error(`exited with ${code}: ${stderr}`)))
@@ -131,6 +138,8 @@ async function start(config, databaseUrl, count) {
       await token(url, rs)
       rsToken = performance.now() - began
     }
+    const storedBy = new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS).unref())
+    await Promise.race([stored, storedBy])
     return { listening, hsToken, rsToken, rss }
   } catch (error) {
     if (error.message === 'timeout') return { timedOut: true }

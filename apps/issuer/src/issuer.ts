@@ -15,6 +15,7 @@ import { KEY_POLL_INTERVAL_MS } from './key-admin.js'
 import { createKeyPoll, logKeyEvent } from './key-poll.js'
 import type { KeyPoll } from './key-poll.js'
 import { keyEncryptionIssue } from './key-encryption.js'
+import { openParseCache } from './parse-cache.js'
 import { createMetrics } from './metrics.js'
 import type { Metrics } from './metrics.js'
 import { createUserAuthenticator, loadProviders } from './providers.js'
@@ -99,11 +100,11 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
   const { settings, logger } = options
   const clock = options.clock ?? Date.now
   checkSettings(settings)
-  const source = options.source ?? (await createTenantSource(options))
   let opening: Promise<Store> | undefined
   let opened: Store | undefined
   const openStoreOnce = (): Promise<Store> =>
     (opening ??= openStore(settings.databaseUrl).then((store) => (opened = store)))
+  const source = options.source ?? (await createTenantSource(options, openStoreOnce))
 
   // Requests resolve their tenant through the registry, changed in place in one synchronous step
   // per change, so a request already under way keeps the tenant it started with.
@@ -146,7 +147,8 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
     // First: a tenant refused for its keys loads no script and opens no store.
     const unsealed = keyEncryptionIssue(tenants, settings.keyEncryptionSecret, options.mode)
     if (unsealed !== undefined) throw new ConfigError([unsealed])
-    // Before the store is opened: a script that does not load stops the start without touching it.
+    // Before the store is opened (but for reading parse results): a script that does not load
+    // stops the start without changing it.
     const providers = await providersFor(tenants, fresh)
     const store = await openStoreOnce()
     // The change feed's position before the first rings read their keys: nothing in between is
@@ -325,7 +327,10 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
 }
 
 /** The source TESSERA_CONFIG_SOURCE names; the Kubernetes client is loaded only when used. */
-async function createTenantSource(options: IssuerOptions): Promise<TenantSource> {
+async function createTenantSource(
+  options: IssuerOptions,
+  openStoreOnce: () => Promise<Store>,
+): Promise<TenantSource> {
   const { settings, logger, env } = options
   if (settings.configSource === 'kubernetes') {
     const { createKubernetesSource } = await import('./sources/kubernetes.js')
@@ -338,12 +343,21 @@ async function createTenantSource(options: IssuerOptions): Promise<TenantSource>
       watchProviders: options.watch ?? false,
     })
   }
+  const secret = settings.keyEncryptionSecret
+  const clock = options.clock ?? Date.now
   return createFilesSource({
     path: settings.config,
     env,
     jwtSecret: settings.jwtSecret,
     logger,
     watch: options.watch ?? false,
+    // Sealed with KEY_ENCRYPTION_SECRET, or not kept at all.
+    ...(secret === undefined
+      ? {}
+      : {
+          parseCache: async () =>
+            openParseCache((await openStoreOnce()).parsedConfig, secret, clock()),
+        }),
   })
 }
 

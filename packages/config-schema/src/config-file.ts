@@ -10,7 +10,9 @@ import { readFileSync } from 'node:fs'
 import type { ConfigIssue, Tenant } from './model.js'
 import { checkDocument, isFile } from './parse-config.js'
 import type { ConfigDocument, ParseConfigOptions } from './parse-config.js'
-import { readYamlText } from './internal/read-yaml.js'
+import { parseYaml, readYamlText } from './internal/read-yaml.js'
+import type { ParsedDocument } from './internal/read-yaml.js'
+import type { YamlParseCache } from './parse-cache.js'
 import { createRuleIndex } from './internal/rules.js'
 import type { Report, TenantFacts } from './internal/rules.js'
 
@@ -42,7 +44,7 @@ export function parseConfigFile(
   text: string,
   options: ParseConfigOptions,
 ): ConfigFile {
-  const read = readYamlText(file, text)
+  const read = readYamlText(file, text, parsedFrom(text, options.parseCache))
   const issues = read.issues
   const context = { env: options.env, fileExists: options.fileExists ?? isFile }
   const tenants: Tenant[] = []
@@ -66,6 +68,15 @@ export function parseConfigFile(
   const result: ConfigFile = { file, tenants: issues.length > 0 ? [] : tenants, issues }
   factsOf.set(result, facts)
   return result
+}
+
+/** The documents of `text`: from `cache` when it knows them, else parsed (and given to it). */
+function parsedFrom(text: string, cache: YamlParseCache | undefined): readonly ParsedDocument[] {
+  const known = cache?.get(text)
+  if (known !== undefined) return known
+  const parsed = parseYaml(text)
+  cache?.set?.(text, parsed)
+  return parsed
 }
 
 /**

@@ -38,6 +38,13 @@ export {
 } from './config-file.js'
 export type { ConfigFile, ConfigIndex } from './config-file.js'
 export {
+  decodeParsedDocuments,
+  encodeParsedDocuments,
+  parseCacheKey,
+  parseYamlDocuments,
+} from './parse-cache.js'
+export type { ParsedDocument, YamlParseCache } from './parse-cache.js'
+export {
   LOG_LEVELS,
   MAX_WORKERS,
   parseSettings,

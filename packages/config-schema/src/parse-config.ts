@@ -3,6 +3,7 @@
  *
  * @module
  */
+import type { YamlParseCache } from './parse-cache.js'
 import { statSync } from 'node:fs'
 import type * as z from 'zod'
 import { errorMap, flattenIssues } from './internal/issues.js'
@@ -45,6 +46,11 @@ export interface ParseConfigOptions {
    * wants a regular file; the only file-system access of `parseConfig`.
    */
   fileExists?: (absolutePath: string) => boolean
+  /**
+   * Parse results kept between starts, for `readConfigFile`, `parseConfigFile` and
+   * `loadConfigFiles` (see `YamlParseCache`); `parseConfig` takes documents already parsed.
+   */
+  parseCache?: YamlParseCache
 }
 
 /** The tenants, or every issue found; never both. */

@@ -581,7 +581,6 @@ export function createMemoryStore(): Store {
         open()
         let inserted = 0
         for (const { key, value } of parsedConfigToAdd(entries, now)) {
-          if (parsedConfigRows.has(key)) continue
           parsedConfigRows.set(key, { value, storedAt: now })
           inserted++
         }

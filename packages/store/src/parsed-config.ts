@@ -12,9 +12,10 @@ export interface ParsedConfigStore {
   /** Every entry stored, in no particular order. */
   list(): Promise<ParsedConfigEntry[]>
   /**
-   * Stores the entries whose key is not stored yet (insert if absent: an existing key keeps its
-   * value), all in one transaction, stamped `now` (ms since epoch). Resolves with how many were
-   * inserted.
+   * Stores the entries (the first of a key given twice), all in one transaction, stamped `now`
+   * (ms since epoch); a key already stored takes the new value and stamp. Resolves with how many
+   * were written. Replacing, not insert-if-absent: an entry the issuer cannot open (sealed with
+   * another secret, damaged) must give way to the one it made instead.
    */
   add(entries: readonly ParsedConfigEntry[], now: number): Promise<number>
   /**

@@ -2,7 +2,12 @@ import { existsSync } from 'node:fs'
 import { createServer, type Server, type Socket } from 'node:net'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { RotateResult } from '@tessera/grants'
-import { createTestDatabase, startTcpProxy, type TestDatabase } from '@tessera/test-support'
+import {
+  createTestDatabase,
+  startTcpProxy,
+  type TcpProxy,
+  type TestDatabase,
+} from '@tessera/test-support'
 import pg from 'pg'
 import {
   afterAll,
@@ -581,7 +586,8 @@ describe('openPostgresStore', () => {
     expect(await store.keys.listKeys('acme')).toEqual([])
   })
 
-  it('answers ERR_STORE_UNAVAILABLE while the server is unreachable, then recovers', async () => {
+  /** Runs `use` with the URL of the file's database through a proxy that it can cut. */
+  async function throughProxy(use: (proxy: TcpProxy, url: URL) => Promise<void>): Promise<void> {
     const proxy = await startTcpProxy({
       host: '127.0.0.1',
       port: Number(new URL(db.url).port || 5432),
@@ -589,6 +595,14 @@ describe('openPostgresStore', () => {
     try {
       const url = new URL(db.url)
       url.host = `127.0.0.1:${proxy.port}`
+      await use(proxy, url)
+    } finally {
+      await proxy.close()
+    }
+  }
+
+  it('answers ERR_STORE_UNAVAILABLE while the server is unreachable, then recovers', async () => {
+    await throughProxy(async (proxy, url) => {
       url.password = 'hunter2-s3cr3t'
       const store = await open(url.toString(), { onIdleError: () => undefined })
       await startFamily(store, refreshFamily(), sha256('rt-1'))
@@ -603,19 +617,11 @@ describe('openPostgresStore', () => {
       await proxy.restore()
       // Nothing was changed by the failed call: the token rotates once the server is back.
       expect((await rotate()).status).toBe('rotated')
-    } finally {
-      await proxy.close()
-    }
+    })
   })
 
   it('answers ERR_STORE_UNAVAILABLE for parsedConfig while the server is unreachable', async () => {
-    const proxy = await startTcpProxy({
-      host: '127.0.0.1',
-      port: Number(new URL(db.url).port || 5432),
-    })
-    try {
-      const url = new URL(db.url)
-      url.host = `127.0.0.1:${proxy.port}`
+    await throughProxy(async (proxy, url) => {
       const store = await open(url.toString(), { onIdleError: () => undefined })
       const entries = [{ key: sha256('tenant-file'), value: 'sealed' }]
       await proxy.cut()
@@ -629,9 +635,7 @@ describe('openPostgresStore', () => {
       await proxy.restore()
       expect(await store.parsedConfig.add(entries, t0)).toBe(1)
       expect(await store.parsedConfig.list()).toEqual(entries)
-    } finally {
-      await proxy.close()
-    }
+    })
   })
 
   it('refuses bad options with a TypeError naming the option', async () => {

@@ -331,14 +331,14 @@ const REVOKE_SID_FAMILIES = `UPDATE refresh_families SET revoked_at = $3
  * Inserts the entries of $1 (keys) and $2 (values), stamped $3, in one statement, so in one
  * transaction and one round trip. The keys come sorted (see parsedConfigToAdd) and are inserted
  * in that order: two replicas adding the same keys at once then wait on each other's rows in
- * one order, and never deadlock. A key another transaction is inserting is waited for, then
- * skipped.
+ * one order, and never deadlock. A key another transaction is writing is waited for, then
+ * written again (the keys are deduplicated first: one statement may not update a row twice).
  */
 const ADD_PARSED_CONFIG = `
   INSERT INTO parsed_config ("key", value, stored_at)
   SELECT k, v, $3::bigint FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS added(k, v, n)
   ORDER BY n
-  ON CONFLICT ("key") DO NOTHING`
+  ON CONFLICT ("key") DO UPDATE SET value = EXCLUDED.value, stored_at = EXCLUDED.stored_at`
 
 /** A refused reservation, thrown to roll its transaction back. */
 class Refused extends Error {

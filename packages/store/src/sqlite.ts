@@ -840,7 +840,7 @@ function createSqliteStore(db: Database.Database, file: string): Store {
   const listParsedConfig = db.prepare<[]>('SELECT "key", value FROM parsed_config')
   const insertParsedConfig = db.prepare<[string, string, number]>(
     `INSERT INTO parsed_config ("key", value, stored_at) VALUES (?, ?, ?)
-     ON CONFLICT ("key") DO NOTHING`,
+     ON CONFLICT ("key") DO UPDATE SET value = excluded.value, stored_at = excluded.stored_at`,
   )
   // The keys to keep as one JSON array parameter: a NOT IN list of tens of thousands of
   // parameters would pass SQLite's limit on variables.

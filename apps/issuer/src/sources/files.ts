@@ -18,6 +18,7 @@ import {
 } from '@tessera/config-schema'
 import type { ConfigFile, ConfigIndex, Tenant } from '@tessera/config-schema'
 import type { Logger } from 'pino'
+import type { ParseCacheSession } from '../parse-cache.js'
 import { collectGarbage } from '../start-garbage.js'
 import { describeProblems } from './source.js'
 import type { TenantSource, TenantTarget } from './source.js'
@@ -33,6 +34,11 @@ export interface FilesSourceOptions {
   logger: Logger
   /** Reload on every change under `path` (the CLI does; embedders and tests call `reload`). */
   watch: boolean
+  /**
+   * The parse results kept in the database, for the first load (see parse-cache.ts); undefined
+   * when there are none to keep (no KEY_ENCRYPTION_SECRET). A cache that cannot be read is none.
+   */
+  parseCache?: () => Promise<ParseCacheSession>
 }
 
 /** A tenant file as last seen, and the version of it being served. */
@@ -51,6 +57,9 @@ type Scope = { kind: 'all' } | { kind: 'scan' } | { kind: 'paths'; paths: Readon
 const FILES_PER_TURN = 200
 
 const YAML_FILE = /\.ya?ml$/i
+
+// The parse results the first load missed are stored this long after it, once the issuer listens.
+const SAVE_CACHE_AFTER_MS = 1_000
 
 // Below this, what the first load leaves behind is not worth a pause.
 const COLLECT_AFTER_TENANTS = 1_000
@@ -416,6 +425,22 @@ export function createFilesSource(options: FilesSourceOptions): TenantSource {
     return inside === '' || inside.startsWith('..') || isAbsolute(inside) ? file : inside
   }
 
+  let stopSaving: (() => void) | undefined
+  let saving: Promise<void> | undefined
+  /** The parse cache's session, or undefined when there is none or it cannot be read. */
+  const openCache = async (): Promise<ParseCacheSession | undefined> => {
+    if (options.parseCache === undefined) return undefined
+    try {
+      return await options.parseCache()
+    } catch (error) {
+      logger.warn(
+        { err: error },
+        'parse results of tenant files could not be read; parsing every file',
+      )
+      return undefined
+    }
+  }
+
   return {
     listenBeforeLoaded: false,
     async start(to) {
@@ -426,9 +451,11 @@ export function createFilesSource(options: FilesSourceOptions): TenantSource {
         const found = statSync(file, { throwIfNoEntry: false })
         if (found !== undefined) stamps.set(file, stampOf(found))
       }
+      const cached = await openCache()
       const loaded = await loadConfigFiles(options.path, {
         env: options.env,
         jwtSecret: options.jwtSecret,
+        ...(cached === undefined ? {} : { parseCache: cached.cache }),
       })
       // The load's garbage goes before the tenants are built (see start-garbage.ts).
       if (loaded.tenants.length >= COLLECT_AFTER_TENANTS) collectGarbage()
@@ -441,6 +468,23 @@ export function createFilesSource(options: FilesSourceOptions): TenantSource {
       for (const tenant of loaded.tenants) served.set(tenant.name, tenant)
       changedScripts()
       isLoaded = true
+      if (cached !== undefined) {
+        logger.info({ ...cached.counts }, 'tenant files read; parse results from the database')
+        // The files that missed are parsed again and stored once the issuer listens.
+        const files = loaded.files.map((file) => file.file)
+        const saveTimer = setTimeout(() => {
+          saving = cached.save(files).then(
+            (saved) => logger.info(saved, 'parse results of tenant files stored'),
+            (error: unknown) =>
+              logger.warn({ err: error }, 'storing parse results of tenant files failed'),
+          )
+        }, SAVE_CACHE_AFTER_MS)
+        saveTimer.unref()
+        stopSaving = () => {
+          clearTimeout(saveTimer)
+          cached.stop()
+        }
+      }
       if (options.watch && !closed) {
         stopWatching = watchPath(
           options.path,
@@ -452,10 +496,12 @@ export function createFilesSource(options: FilesSourceOptions): TenantSource {
     },
     loaded: () => isLoaded,
     reload: () => enqueue({ kind: 'all' }),
-    close() {
+    async close() {
       closed = true
       stopWatching?.()
-      return Promise.resolve()
+      // Before the issuer closes the store under it; what is not stored yet is left out.
+      stopSaving?.()
+      await saving
     },
   }
 }

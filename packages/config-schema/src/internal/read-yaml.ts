@@ -4,6 +4,7 @@
  * @module
  */
 import { LineCounter, parseAllDocuments } from 'yaml'
+import type { Document } from 'yaml'
 import type { ConfigIssue } from '../model.js'
 import type { FieldPath } from './issues.js'
 import { createLocator } from './yaml-locator.js'
@@ -18,19 +19,58 @@ export interface YamlDocument {
 }
 
 /**
- * Parses `text`, the contents of `file`: its non-empty documents, and an issue per YAML error.
+ * One document of a YAML text, as plain data that a worker thread can post (see
+ * parallel-yaml.ts): its value, or its syntax errors, or why its value could not be made.
+ * `offset` is where its content starts in the text, -1 when it has none.
+ */
+export type ParsedDocument =
+  | { value: unknown; offset: number }
+  | { errors: { offset: number; message: string }[] }
+  | { failed: string; offset: number }
+
+/**
+ * Parses `text` into its documents. The YAML trees are dropped here: a configuration of ten
+ * thousand files would hold them all for as long as the issuer runs.
  *
- * The YAML trees are not kept: a configuration of ten thousand files would hold them all for as
- * long as the issuer runs. `locate` parses the text again when first asked (for a problem, which
- * is rare), and keeps that tree for the file's later questions.
+ * The worker threads of parallel-yaml.ts run a copy of this function (WORKER_SOURCE there); a
+ * test holds the two to the same answers.
+ */
+export function parseYaml(text: string): ParsedDocument[] {
+  const found: ParsedDocument[] = []
+  // prettyErrors off: the message stays one line. Lines are counted only where asked for.
+  for (const document of parseAllDocuments(text, { prettyErrors: false })) {
+    if (document.errors.length > 0) {
+      const errors = document.errors.map((error) => ({
+        offset: error.pos[0],
+        message: error.message,
+      }))
+      found.push({ errors })
+      continue
+    }
+    const offset = document.contents?.range?.[0] ?? -1
+    try {
+      found.push({ value: document.toJS(), offset })
+    } catch (error) {
+      // For instance an alias expanding past the limit that guards against "billion laughs".
+      found.push({ failed: error instanceof Error ? error.message : String(error), offset })
+    }
+  }
+  return found
+}
+
+/**
+ * Parses `text`, the contents of `file` (or takes `parsed`, what {@link parseYaml} answered for
+ * it): its non-empty documents, and an issue per YAML error.
+ *
+ * `locate` parses the text again when first asked (for a problem, which is rare), and keeps that
+ * tree for the file's later questions.
  */
 export function readYamlText(
   file: string,
   text: string,
+  parsed: readonly ParsedDocument[] = parseYaml(text),
 ): { documents: YamlDocument[]; issues: ConfigIssue[] } {
-  // prettyErrors off: the message stays one line. Lines are counted only where asked for.
-  const parsed = parseAllDocuments(text, { prettyErrors: false })
-  let reparsed: { documents: typeof parsed; lineCounter: LineCounter } | undefined
+  let reparsed: { documents: Document[]; lineCounter: LineCounter } | undefined
   // Made on the first question: ten thousand valid files need none.
   let locators: Map<number, (path: FieldPath) => number> | undefined
   const locateIn = (index: number) => (path: FieldPath) => {
@@ -40,11 +80,13 @@ export function readYamlText(
       if (reparsed === undefined) {
         const again = new LineCounter()
         reparsed = {
-          documents: parseAllDocuments(text, { lineCounter: again, prettyErrors: false }),
+          documents: [
+            ...parseAllDocuments(text, { lineCounter: again, prettyErrors: false }),
+          ] as Document[],
           lineCounter: again,
         }
       }
-      const document = [...reparsed.documents][index]
+      const document = reparsed.documents[index]
       locate = document === undefined ? () => 1 : createLocator(document, reparsed.lineCounter)
       locators.set(index, locate)
     }
@@ -53,30 +95,23 @@ export function readYamlText(
 
   const documents: YamlDocument[] = []
   const issues: ConfigIssue[] = []
-  let index = -1
-  for (const document of parsed) {
-    index++
-    if (document.errors.length > 0) {
+  parsed.forEach((document, index) => {
+    if ('errors' in document) {
       for (const error of document.errors) {
-        const line = lineAt(text, error.pos[0])
+        const line = lineAt(text, error.offset)
         issues.push({ file, line, path: '', message: `invalid YAML: ${error.message}` })
       }
-      continue
+      return
     }
-    const contents = document.contents
-    const line = contents?.range ? lineAt(text, contents.range[0]) : 1
-    let value: unknown
-    try {
-      value = document.toJS()
-    } catch (error) {
-      // For instance an alias expanding past the limit that guards against "billion laughs".
-      const message = error instanceof Error ? error.message : String(error)
-      issues.push({ file, line, path: '', message: `invalid YAML: ${message}` })
-      continue
+    const line = document.offset >= 0 ? lineAt(text, document.offset) : 1
+    if ('failed' in document) {
+      issues.push({ file, line, path: '', message: `invalid YAML: ${document.failed}` })
+      return
     }
-    if (value === null || value === undefined) continue
+    const { value } = document
+    if (value === null || value === undefined) return
     documents.push({ value, locate: locateIn(index), line })
-  }
+  })
   return { documents, issues }
 }
 

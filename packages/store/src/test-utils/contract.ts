@@ -1653,16 +1653,23 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       const byKey = (list: readonly ParsedConfigEntry[]): ParsedConfigEntry[] =>
         [...list].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
 
-      it('lists what was added; an existing key keeps its first value and is not counted', async () => {
+      it('lists what was added; an existing key takes the new value and stamp', async () => {
         expect(await store.parsedConfig.list()).toEqual([])
         expect(await store.parsedConfig.add([], t0)).toBe(0)
         const first = entries(3)
         expect(await store.parsedConfig.add(first, t0)).toBe(3)
         expect(byKey(await store.parsedConfig.list())).toEqual(byKey(first))
         const again = [{ key: fileKey(1), value: 'other' }, ...entries(1, 3)]
-        expect(await store.parsedConfig.add(again, t0 + 1)).toBe(1)
-        expect(await store.parsedConfig.add(entries(1, 0, 'other'), t0 + 2)).toBe(0)
-        expect(byKey(await store.parsedConfig.list())).toEqual(byKey(entries(4)))
+        expect(await store.parsedConfig.add(again, t0 + hour)).toBe(2)
+        const [zero, , two, three] = entries(4)
+        expect(byKey(await store.parsedConfig.list())).toEqual(
+          byKey([zero, { key: fileKey(1), value: 'other' }, two, three].flatMap((e) => e ?? [])),
+        )
+        // Replaced at t0 + hour: a prune of what is older than that leaves it.
+        expect(await store.parsedConfig.prune(new Set(), t0 + hour)).toBe(2)
+        expect(byKey(await store.parsedConfig.list())).toEqual(
+          byKey([{ key: fileKey(1), value: 'other' }, three].flatMap((e) => e ?? [])),
+        )
       })
 
       it('keeps the first entry of a key given twice in one call', async () => {
@@ -1691,7 +1698,8 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         expect(performance.now() - started).toBeLessThan(10_000)
         expect(listed).toHaveLength(10_000)
         expect(byKey(listed)).toEqual(byKey(many))
-        expect(await store.parsedConfig.add(many, t0 + 1)).toBe(0)
+        expect(await store.parsedConfig.add(many, t0 + 1)).toBe(10_000)
+        expect(await store.parsedConfig.list()).toHaveLength(10_000)
       })
 
       it('prunes only the entries stamped before `before` and not kept, and counts them', async () => {
@@ -1762,7 +1770,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
           store.parsedConfig.add(ours, t0),
           store.parsedConfig.add(theirs, t0),
         ])
-        expect(counts[0] + counts[1]).toBe(500)
+        expect(counts).toEqual([500, 500])
         const listed = await store.parsedConfig.list()
         expect(new Set(listed.map(({ key }) => key)).size).toBe(500)
         const offered = new Set([...ours, ...theirs].map(({ key, value }) => `${key}=${value}`))
