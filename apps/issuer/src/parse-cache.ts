@@ -24,7 +24,10 @@ import type { ParsedConfigEntry, ParsedConfigStore } from '@tessera/store'
 
 const require = createRequire(import.meta.url)
 
-/** Entries that no start has used for this long are deleted (other replicas', rolled back). */
+/**
+ * A start deletes the entries stored longer ago than this that it did not use: old versions of
+ * files, or another replica's files (which that replica stores again at its next start).
+ */
 export const PRUNE_UNUSED_AFTER_MS = 7 * 86_400_000
 
 const VERSION = 'v1'
