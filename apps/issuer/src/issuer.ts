@@ -103,7 +103,9 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
   let opening: Promise<Store> | undefined
   let opened: Store | undefined
   const openStoreOnce = (): Promise<Store> =>
-    (opening ??= openStore(settings.databaseUrl).then((store) => (opened = store)))
+    (opening ??= openStore(settings.databaseUrl, {
+      maxConnections: settings.databaseMaxConnections,
+    }).then((store) => (opened = store)))
   const source = options.source ?? (await createTenantSource(options, openStoreOnce))
 
   // Requests resolve their tenant through the registry, changed in place in one synchronous step

@@ -53,6 +53,7 @@ const START_DEFAULTS: Settings = {
   config: './config',
   configSource: 'files',
   databaseUrl: 'sqlite:./data/tessera.db',
+  databaseMaxConnections: 10,
   keyRotateOnRestart: true,
   keyRotationDays: 90,
   jwksGraceHours: 4,
@@ -110,6 +111,7 @@ describe('parseSettings', () => {
       TESSERA_CONFIG: '/etc/tessera',
       TESSERA_CONFIG_SOURCE: 'kubernetes',
       DATABASE_URL: 'postgres://tessera@db/tessera',
+      DATABASE_MAX_CONNECTIONS: '25',
       KEY_ROTATE_ON_RESTART: 'no',
       KEY_ROTATION_DAYS: '30',
       JWKS_GRACE_HOURS: '1',
@@ -139,6 +141,7 @@ describe('parseSettings', () => {
       config: '/etc/tessera',
       configSource: 'kubernetes',
       databaseUrl: 'postgres://tessera@db/tessera',
+      databaseMaxConnections: 25,
       keyRotateOnRestart: false,
       keyRotationDays: 30,
       jwksGraceHours: 1,
@@ -234,6 +237,15 @@ describe('parseSettings', () => {
     }
   })
 
+  it('reads DATABASE_MAX_CONNECTIONS, 1 to 1000; 10 by default, also in dev', () => {
+    expect(parseSettings({}, 'dev').databaseMaxConnections).toBe(10)
+    expect(parseSettings({ DATABASE_MAX_CONNECTIONS: '' }, 'start').databaseMaxConnections).toBe(10)
+    expect(parseSettings({ DATABASE_MAX_CONNECTIONS: '1' }, 'start').databaseMaxConnections).toBe(1)
+    expect(
+      parseSettings({ DATABASE_MAX_CONNECTIONS: '1000' }, 'start').databaseMaxConnections,
+    ).toBe(1000)
+  })
+
   it('reads SESSION_TTL_HOURS in hours, decimals allowed; 8 by default, also in dev', () => {
     expect(parseSettings({}, 'dev').sessionTtlHours).toBe(8)
     expect(parseSettings({ SESSION_TTL_HOURS: '' }, 'start').sessionTtlHours).toBe(8)
@@ -304,6 +316,11 @@ describe('parseSettings', () => {
       'mysql://db/tessera',
       'must start with sqlite:, memory:, postgres:// or postgresql://',
     ],
+    ['DATABASE_MAX_CONNECTIONS', '0', 'must be an integer between 1 and 1000'],
+    ['DATABASE_MAX_CONNECTIONS', '1001', 'must be an integer between 1 and 1000'],
+    ['DATABASE_MAX_CONNECTIONS', 'ten', 'must be an integer between 1 and 1000'],
+    ['DATABASE_MAX_CONNECTIONS', '1.5', 'must be an integer between 1 and 1000'],
+    ['DATABASE_MAX_CONNECTIONS', '-1', 'must be an integer between 1 and 1000'],
     ['KEY_ROTATE_ON_RESTART', 'maybe', 'must be one of true, false, 1, 0, yes, no'],
     ['KEY_ROTATION_DAYS', '0', 'must be a positive number'],
     ['JWKS_GRACE_HOURS', '-4', 'must be a positive number'],

@@ -30,6 +30,7 @@ export const SETTING_NAMES = [
   'TESSERA_CONFIG',
   'TESSERA_CONFIG_SOURCE',
   'DATABASE_URL',
+  'DATABASE_MAX_CONNECTIONS',
   'KEY_ROTATE_ON_RESTART',
   'KEY_ROTATION_DAYS',
   'JWKS_GRACE_HOURS',
@@ -92,6 +93,11 @@ export interface Settings {
   configSource: 'files' | 'kubernetes'
   /** DATABASE_URL: `sqlite:PATH`, `memory:` (tests), `postgres://…` (default sqlite:./data/tessera.db). */
   databaseUrl: string
+  /**
+   * DATABASE_MAX_CONNECTIONS: connections in the PostgreSQL pool of each process, 1 to 1000
+   * (default 10); ignored for SQLite and memory:.
+   */
+  databaseMaxConnections: number
   /** KEY_ROTATE_ON_RESTART: a start on a later date than the newest key makes a new key (default true). */
   keyRotateOnRestart: boolean
   /** KEY_ROTATION_DAYS: a running issuer rotates a key older than this (default 90). */
@@ -335,6 +341,14 @@ export const SettingsSchema = z.object({
       })
       .default('sqlite:./data/tessera.db'),
   ),
+  DATABASE_MAX_CONNECTIONS: variable(
+    number({
+      integer: true,
+      min: 1,
+      max: 1000,
+      message: 'must be an integer between 1 and 1000',
+    }).default(10),
+  ),
   KEY_ROTATE_ON_RESTART: variable(boolean().default(true)),
   KEY_ROTATION_DAYS: variable(positiveNumber().default(90)),
   JWKS_GRACE_HOURS: variable(positiveNumber().optional()),
@@ -465,6 +479,7 @@ export function parseSettings(
     config: env.TESSERA_CONFIG ?? (mode === 'dev' ? './examples' : './config'),
     configSource: env.TESSERA_CONFIG_SOURCE,
     databaseUrl: env.DATABASE_URL,
+    databaseMaxConnections: env.DATABASE_MAX_CONNECTIONS,
     keyRotateOnRestart: env.KEY_ROTATE_ON_RESTART,
     keyRotationDays: env.KEY_ROTATION_DAYS,
     jwksGraceHours: env.JWKS_GRACE_HOURS ?? 2 * env.TOKEN_EXPIRATION_IN_HOURS,

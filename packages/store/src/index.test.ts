@@ -12,6 +12,7 @@ import {
   createMemoryStore,
   openSqliteStore,
   openStore,
+  type OpenStoreOptions,
   type ParsedConfigStore,
   type StoreError,
   type Store,
@@ -32,7 +33,10 @@ describe('@tessera/store public types', () => {
     expectTypeOf<
       ReturnType<ThrottleStore['reserveAttempts']>
     >().resolves.toEqualTypeOf<Reservation>()
-    expectTypeOf(openStore).toEqualTypeOf<(url: string) => Promise<Store>>()
+    expectTypeOf(openStore).toEqualTypeOf<
+      (url: string, options?: OpenStoreOptions) => Promise<Store>
+    >()
+    expectTypeOf<OpenStoreOptions>().toEqualTypeOf<{ maxConnections?: number }>()
     expectTypeOf(openSqliteStore).toEqualTypeOf<(path: string) => Promise<Store>>()
     expectTypeOf(createMemoryStore).toEqualTypeOf<() => Store>()
     expectTypeOf<StoreError['code']>().toEqualTypeOf<StoreErrorCode>()

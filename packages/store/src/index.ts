@@ -14,7 +14,7 @@
  * @module
  */
 export { openStore } from './store.js'
-export type { Store } from './store.js'
+export type { OpenStoreOptions, Store } from './store.js'
 export type { ParsedConfigEntry, ParsedConfigStore } from './parsed-config.js'
 export { createMemoryStore } from './memory.js'
 export { openSqliteStore } from './sqlite.js'

@@ -24,7 +24,7 @@ import { StoreError } from './errors.js'
 import { openPostgresStore as exported, type PostgresStoreOptions } from './index.js'
 import { PG_MIGRATIONS, migratePostgres, type PgMigration } from './internal/pg-migrations.js'
 import { openPostgresStore } from './postgres.js'
-import { openStore, type Store } from './store.js'
+import { openStore, type OpenStoreOptions, type Store } from './store.js'
 import {
   attemptsHeld,
   codeRecord,
@@ -744,6 +744,84 @@ describe('openStore with a PostgreSQL URL', () => {
     await store.ping()
     expect(await store.keys.insertKeyIfAbsent(storedKey())).toBe(true)
     expect(await count('keys')).toBe(1)
+  })
+
+  it('refuses a bad maxConnections with the TypeError of openPostgresStore', async () => {
+    await expect(openStore(db.url, { maxConnections: 0 })).rejects.toThrow(
+      new TypeError('openPostgresStore: options.maxConnections must be a positive integer'),
+    )
+  })
+
+  /** Connections of the store pools on `database`: all of them, and those waiting on a lock. */
+  async function poolConnections(
+    database: TestDatabase,
+  ): Promise<{ total: number; waiting: number }> {
+    const { rows } = await raw.query<{ total: number; waiting: number }>(
+      `SELECT count(*)::int AS total,
+         (count(*) FILTER (WHERE wait_event_type = 'Lock'))::int AS waiting
+       FROM pg_stat_activity WHERE datname = $1 AND application_name = 'tessera'`,
+      [database.name],
+    )
+    const [row] = rows
+    if (row === undefined) throw new Error('pg_stat_activity answered no row')
+    return row
+  }
+
+  /**
+   * Runs 20 reads at once on a store of its own database, opened with `options`, while another
+   * connection holds a lock on the table they read: each read keeps its pooled connection until
+   * the lock goes, so the pool grows to its limit and no further, whatever the timing. Answers
+   * how many connections waited together and the most seen at any sample, until every read ended.
+   */
+  async function twentyHeldReads(
+    options: OpenStoreOptions | undefined,
+  ): Promise<{ waiting: number; most: number }> {
+    const database = await freshDatabase()
+    const store = await openStore(database.url, options)
+    opened.push(store)
+    const holder = new pg.Client({ connectionString: database.url })
+    await holder.connect()
+    let most = 0
+    const sample = async (): Promise<{ total: number; waiting: number }> => {
+      const seen = await poolConnections(database)
+      most = Math.max(most, seen.total)
+      return seen
+    }
+    try {
+      await holder.query('BEGIN')
+      await holder.query('LOCK TABLE keys IN ACCESS EXCLUSIVE MODE')
+      let ended = 0
+      const reads = Array.from({ length: 20 }, () =>
+        store.keys.listKeys('acme').finally(() => {
+          ended++
+        }),
+      )
+      // Awaited below; until then, a failure must not count as unhandled.
+      for (const read of reads) read.catch(() => undefined)
+      const limit = options?.maxConnections ?? 10
+      // Every read asked the pool for a connection before the first reached the server, so once
+      // `limit` of them wait on the lock, the pool has opened all it ever will for them.
+      await expect.poll(async () => (await sample()).waiting, { timeout: 10_000 }).toBe(limit)
+      const { waiting } = await sample()
+      expect(ended).toBe(0)
+      await holder.query('COMMIT')
+      while (ended < reads.length) await sample()
+      expect(await Promise.all(reads)).toEqual(Array.from({ length: 20 }, () => []))
+      // Idle connections stay pooled for 30 s: what is left is every connection the pool opened.
+      await sample()
+      return { waiting, most }
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined)
+      await holder.end()
+    }
+  }
+
+  it('holds at most maxConnections connections of the pool at once', async () => {
+    expect(await twentyHeldReads({ maxConnections: 2 })).toEqual({ waiting: 2, most: 2 })
+  })
+
+  it('holds up to 10 connections by default', async () => {
+    expect(await twentyHeldReads(undefined)).toEqual({ waiting: 10, most: 10 })
   })
 })
 

@@ -71,6 +71,14 @@ describe('openStore', () => {
     expect((await failure('./data/tessera.db')).code).toBe('ERR_STORE_URL')
   })
 
+  it('ignores maxConnections for memory: and SQLite, which have no pool', async () => {
+    for (const url of ['memory:', 'sqlite::memory:']) {
+      const store = await openStore(url, { maxConnections: 0 })
+      await store.ping()
+      await store.close()
+    }
+  })
+
   it('refuses memory: with a path and sqlite: without one', async () => {
     expect((await failure('memory:something')).code).toBe('ERR_STORE_URL')
     expect((await failure('sqlite:')).code).toBe('ERR_STORE_URL')

@@ -40,6 +40,15 @@ export interface Store {
   close(): Promise<void>
 }
 
+/** Tuning of {@link openStore}; every field is optional. */
+export interface OpenStoreOptions {
+  /**
+   * PostgreSQL only: connections in the pool of this process (default 10); SQLite and memory:
+   * ignored.
+   */
+  maxConnections?: number
+}
+
 const EXPECTED = 'expected sqlite:PATH, memory: or postgres://…'
 
 /**
@@ -60,10 +69,12 @@ function safeScheme(url: string): string | undefined {
  * - `sqlite:PATH` — an SQLite file, PATH relative to the working directory, its directory created
  *   if missing; `sqlite::memory:` for a private in-memory database.
  * - `postgres://…`, `postgresql://…` — a PostgreSQL database shared by several replicas, through
- *   a pool of 10 connections; see {@link openPostgresStore}.
+ *   a pool of `options.maxConnections` connections (default 10); see {@link openPostgresStore}.
  *
+ * @param options - the PostgreSQL pool size; SQLite and memory: ignore it
  * @throws StoreError `ERR_STORE_URL` for anything else, naming the scheme only; `ERR_STORE_OPEN`
  *   when the database cannot be opened, naming at most a PostgreSQL database, host and port
+ * @throws TypeError naming `maxConnections` when it is not a positive integer (PostgreSQL only)
  * @example
  * ```ts
  * const store = await openStore(process.env.DATABASE_URL ?? 'sqlite:./data/tessera.db')
@@ -74,7 +85,7 @@ function safeScheme(url: string): string | undefined {
  * }
  * ```
  */
-export async function openStore(url: string): Promise<Store> {
+export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
   if (typeof url !== 'string') throw new TypeError('openStore: url must be a string')
   const scheme = safeScheme(url)
   switch (scheme) {
@@ -87,7 +98,7 @@ export async function openStore(url: string): Promise<Store> {
       return openSqliteStore(url.slice('sqlite:'.length))
     case 'postgres':
     case 'postgresql':
-      return openPostgresStore(url)
+      return openPostgresStore(url, { maxConnections: options.maxConnections })
     case undefined:
       throw new StoreError('ERR_STORE_URL', `DATABASE_URL has no recognisable scheme; ${EXPECTED}`)
     default:

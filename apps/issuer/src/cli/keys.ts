@@ -107,7 +107,9 @@ async function run(args: string[]): Promise<number> {
   for (const problem of refused) process.stderr.write(`tessera keys: refused: ${problem}\n`)
   const selected = tenantName === undefined ? tenants : [findTenant(tenants, tenantName)]
 
-  const store = await openStore(settings.databaseUrl)
+  const store = await openStore(settings.databaseUrl, {
+    maxConnections: settings.databaseMaxConnections,
+  })
   try {
     const context: Context = { settings, tenants: selected, store }
     switch (command) {

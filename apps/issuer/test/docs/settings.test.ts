@@ -27,6 +27,7 @@ describe('docs/settings.md', () => {
     expect(rows.get('ADMIN_PORT')).toBe(`\`${defaults.adminPort}\``)
     expect(rows.get('ADMIN_HOST')).toBe(`\`${defaults.adminHost}\``)
     expect(rows.get('MAX_BODY_BYTES')).toBe(`\`${defaults.maxBodyBytes}\``)
+    expect(rows.get('DATABASE_MAX_CONNECTIONS')).toBe(`\`${defaults.databaseMaxConnections}\``)
     expect(rows.get('PORT')).toBe(`\`${defaults.port}\``)
     expect(rows.get('LOG_LEVEL')).toBe(`\`${defaults.logLevel}\``)
     expect(rows.get('SESSION_TTL_HOURS')).toBe(`\`${defaults.sessionTtlHours}\``)
