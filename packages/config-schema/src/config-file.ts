@@ -70,13 +70,9 @@ export function parseConfigFile(
   return result
 }
 
-/** The documents of `text`: from `cache` when it knows them, else parsed (and given to it). */
+/** The documents of `text`: from `cache` when it knows them, else parsed. */
 function parsedFrom(text: string, cache: YamlParseCache | undefined): readonly ParsedDocument[] {
-  const known = cache?.get(text)
-  if (known !== undefined) return known
-  const parsed = parseYaml(text)
-  cache?.set?.(text, parsed)
-  return parsed
+  return cache?.get(text) ?? parseYaml(text)
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   decodeParsedDocuments,
   encodeParsedDocuments,
   parseCacheKey,
+  parseYamlDocuments,
   type YamlParseCache,
 } from './parse-cache.js'
 import { createTempFolder, OPTIONS } from './test-utils/config-files.js'
@@ -23,8 +24,12 @@ function tenantYaml(name: string, host: string, digit = 'a'): string {
   )
 }
 
-/** A cache over a map of encoded documents, counting what it is asked. */
-function memoryCache(): YamlParseCache & { entries: Map<string, string>; hits: number } {
+/** A cache over a map of encoded documents, counting its hits; `fill` stores a text's parse. */
+function memoryCache(): YamlParseCache & {
+  entries: Map<string, string>
+  hits: number
+  fill(text: string): void
+} {
   const entries = new Map<string, string>()
   const cache = {
     entries,
@@ -35,8 +40,8 @@ function memoryCache(): YamlParseCache & { entries: Map<string, string>; hits: n
       if (documents !== undefined) cache.hits++
       return documents
     },
-    set(text: string, documents: readonly ParsedDocument[]) {
-      const json = encodeParsedDocuments(documents)
+    fill(text: string) {
+      const json = encodeParsedDocuments(parseYamlDocuments(text))
       if (json !== undefined) entries.set(parseCacheKey(text), json)
     },
   }
@@ -127,16 +132,20 @@ describe('encodeParsedDocuments and decodeParsedDocuments', () => {
 })
 
 describe('a parse cache in loadConfigFiles and parseConfigFile', () => {
-  it('fills the cache on a first load, and a second load parses nothing yet gives the same tenants', async () => {
-    const cache = memoryCache()
-    const first = await loadConfigFiles(folder, { ...OPTIONS, parseCache: cache })
-    expect(cache.entries.size).toBe(2)
-    expect(cache.hits).toBe(0)
-    const second = await loadConfigFiles(folder, { ...OPTIONS, parseCache: cache })
-    expect(cache.hits).toBe(2)
-    expect(second.tenants).toEqual(first.tenants)
+  it('takes every file it knows from the cache and parses the others, giving the same tenants', async () => {
     const uncached = await loadConfigFiles(folder, OPTIONS)
-    expect(second.tenants).toEqual(uncached.tenants)
+    const cache = memoryCache()
+    const empty = await loadConfigFiles(folder, { ...OPTIONS, parseCache: cache })
+    expect(cache.hits).toBe(0)
+    expect(empty.tenants).toEqual(uncached.tenants)
+    cache.fill(tenantYaml('a', 'a.test'))
+    const one = await loadConfigFiles(folder, { ...OPTIONS, parseCache: cache })
+    expect(cache.hits).toBe(1)
+    cache.fill(tenantYaml('b', 'b.test', 'b'))
+    const both = await loadConfigFiles(folder, { ...OPTIONS, parseCache: cache })
+    expect(cache.hits).toBe(3)
+    expect(one.tenants).toEqual(uncached.tenants)
+    expect(both.tenants).toEqual(uncached.tenants)
   })
 
   it('uses what the cache answers, and still checks it as it checks a parsed file', () => {
@@ -160,8 +169,8 @@ describe('a parse cache in loadConfigFiles and parseConfigFile', () => {
   it('reports a YAML error of a cached parse on its line, as without the cache', () => {
     const text = 'name: a\nconfig:\n  hosts: [a.test\n'
     const cache = memoryCache()
-    const fresh = parseConfigFile('t.yaml', text, { ...OPTIONS, parseCache: cache })
-    expect(cache.entries.size).toBe(1)
+    const fresh = parseConfigFile('t.yaml', text, OPTIONS)
+    cache.fill(text)
     const again = parseConfigFile('t.yaml', text, { ...OPTIONS, parseCache: cache })
     expect(cache.hits).toBe(1)
     expect(again.issues.map(formatConfigIssue)).toEqual(fresh.issues.map(formatConfigIssue))
@@ -171,7 +180,8 @@ describe('a parse cache in loadConfigFiles and parseConfigFile', () => {
   it('locates a schema problem of a cached parse on its line', () => {
     const text = `name: a\nconfig:\n  hosts: [a.test]\n  providers: [users.provider.mjs]\n  clients:\n    - client_id: not-a-uuid\n`
     const cache = memoryCache()
-    const fresh = parseConfigFile(`${folder}/a.yaml`, text, { ...OPTIONS, parseCache: cache })
+    const fresh = parseConfigFile(`${folder}/a.yaml`, text, OPTIONS)
+    cache.fill(text)
     const again = parseConfigFile(`${folder}/a.yaml`, text, { ...OPTIONS, parseCache: cache })
     expect(cache.hits).toBe(1)
     expect(again.issues).toEqual(fresh.issues)

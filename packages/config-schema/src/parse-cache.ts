@@ -24,13 +24,12 @@ export function parseYamlDocuments(text: string): ParsedDocument[] {
 
 /**
  * Where `readConfigFile`, `parseConfigFile` and `loadConfigFiles` look for a file's parse result
- * before parsing it, and leave the ones they had to make.
+ * before parsing it. They store nothing: the cache's owner fills it later, from
+ * {@link parseYamlDocuments} (the issuer does, on a worker thread, once it listens).
  */
 export interface YamlParseCache {
   /** The documents of `text`, if known. */
   get(text: string): readonly ParsedDocument[] | undefined
-  /** Called with what `text` parsed into, when `get` did not know it. */
-  set?(text: string, documents: readonly ParsedDocument[]): void
 }
 
 const { version: YAML_VERSION } = createRequire(import.meta.url)('yaml/package.json') as {
