@@ -5,9 +5,10 @@
 // (warm, keys: what a long-running deployment restarts on). Those keys are one generated pair
 // stored for every tenant, in plaintext; a start seals them (it is run and left out first). Measured
 // from the spawn: until it logs that it listens, until a first token of an HS256 tenant and of
-// an RS256 tenant; and its RSS when listening. Each start is stopped once it has stored the
-// parse results of the files it had to parse (docs/configuration.md, Starting with many files),
-// so the warm starts parse no YAML. RSS per tenant is the difference between the
+// an RS256 tenant; its RSS when listening, and its peak RSS (VmHWM) by the time it is stopped.
+// Each start is stopped once it has stored the parse results of the files it had to parse
+// (docs/configuration.md, Starting with many files), so the warm starts parse no YAML and the
+// peak includes that storing. RSS per tenant is the difference between the
 // largest and the smallest count, divided by the difference in tenants, so that what the process
 // holds whatever the count cancels out. The issuer is pinned to core 0 as in run.mjs, unless
 // BENCH_STARTUP_PIN=0.
@@ -53,10 +54,12 @@ async function seedKeys(databaseUrl, count) {
   }
 }
 
-/** Resident set size of a process in MB, from /proc; undefined without it. */
-function rssMb(pid) {
+/** Resident set size (or its peak, `VmHWM`) of a process in MB, from /proc; undefined without it. */
+function rssMb(pid, field = 'VmRSS') {
   try {
-    const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
+    const kb = new RegExp(`${field}:\\s+(\\d+)`).exec(
+      readFileSync(`/proc/${pid}/status`, 'utf8'),
+    )?.[1]
     return kb === undefined ? undefined : Number(kb) / 1024
   } catch {
     return undefined
@@ -80,7 +83,7 @@ async function token(url, index) {
   if (response.status !== 200) throw new Error(`token at tenant ${index}: ${response.status}`)
 }
 
-/** One `tessera start`: milliseconds to listening and to each first token, RSS when listening. */
+/** One `tessera start`: milliseconds to listening and to each first token, RSS when listening, peak RSS. */
 async function start(config, databaseUrl, count) {
   const began = performance.now()
   const args = [process.execPath, CLI, 'start', '--port', '0']
@@ -146,7 +149,9 @@ async function start(config, databaseUrl, count) {
       const storedBy = new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS).unref())
       await Promise.race([stored, storedBy])
     }
-    return { listening, hsToken, rsToken, rss }
+    // The peak covers the whole run: the first tokens, and storing the parse results.
+    const peak = rssMb(child.pid, 'VmHWM')
+    return { listening, hsToken, rsToken, rss, peak }
   } catch (error) {
     if (error.message === 'timeout') return { timedOut: true }
     throw error
@@ -183,20 +188,21 @@ try {
 
 const ms = (value) => (value === undefined ? '—' : `${Math.round(value)}`)
 const timeout = `> ${TIMEOUT_MS / 1000} s`
+const mb = (value) => (value === undefined ? '—' : value.toFixed(0))
 console.log(
   `\nTessera start-up: tenant files from bench/tenants.mjs (${RS256 * 100}% RS256, 2 clients each), SQLite, ${PIN ? `server on core 0${hasTaskset ? '' : ' (taskset missing: not pinned)'}` : 'server not pinned'}; one run, ms from the spawn\n`,
 )
 console.log(
-  '| tenants | RS256 | database | listening ms | first HS256 token ms | first RS256 token ms | RSS MB |',
+  '| tenants | RS256 | database | listening ms | first HS256 token ms | first RS256 token ms | RSS MB | peak RSS MB |',
 )
-console.log('|---:|---:|---|---:|---:|---:|---:|')
+console.log('|---:|---:|---|---:|---:|---:|---:|---:|')
 for (const row of rows) {
   if (row.timedOut) {
-    console.log(`| ${row.count} | ${row.rs} | ${row.database} | ${timeout} | | | |`)
+    console.log(`| ${row.count} | ${row.rs} | ${row.database} | ${timeout} | | | | |`)
     continue
   }
   console.log(
-    `| ${row.count} | ${row.rs} | ${row.database} | ${ms(row.listening)} | ${ms(row.hsToken)} | ${ms(row.rsToken)} | ${row.rss === undefined ? '—' : row.rss.toFixed(0)} |`,
+    `| ${row.count} | ${row.rs} | ${row.database} | ${ms(row.listening)} | ${ms(row.hsToken)} | ${ms(row.rsToken)} | ${mb(row.rss)} | ${mb(row.peak)} |`,
   )
 }
 const measured = rows.filter((row) => row.database === 'cold' && row.rss !== undefined)

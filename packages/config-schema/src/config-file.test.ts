@@ -1,4 +1,7 @@
 import { join } from 'node:path'
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   createConfigIndex,
@@ -8,6 +11,8 @@ import {
 } from './config-file.js'
 import { loadConfigFiles } from './load-config.js'
 import { formatConfigIssue } from './model.js'
+import { parseYamlDocuments } from './parse-cache.js'
+import type { YamlParseCache } from './parse-cache.js'
 import { parseConfig } from './parse-config.js'
 import { createTempFolder, OPTIONS } from './test-utils/config-files.js'
 
@@ -36,6 +41,16 @@ beforeAll(async () => {
   })
 })
 afterAll(() => temp.remove())
+
+/** A full garbage collection: V8's `gc`, from a context made while `--expose-gc` is set. */
+function collectGarbage(): void {
+  setFlagsFromString('--expose-gc')
+  try {
+    ;(runInNewContext('gc') as () => void)()
+  } finally {
+    setFlagsFromString('--no-expose-gc')
+  }
+}
 
 const lines = (issues: readonly Parameters<typeof formatConfigIssue>[0][]) =>
   issues.map(formatConfigIssue)
@@ -87,6 +102,43 @@ describe('createConfigIndex', () => {
     expect(lines(index.admit(a!))).toContainEqual(
       expect.stringContaining(`host "a.test" is also used by tenant "b" (${bFile}:3)`),
     )
+  })
+
+  it('keeps no parsed value of an admitted file, only what finds its lines later', async () => {
+    const aFile = join(folder, 'a.yaml')
+    const text = tenantYaml('a', 'a.test', A)
+    // The parsed documents come from a cache, so that the test holds a weak reference to them.
+    const refs: WeakRef<object>[] = []
+    const parseCache: YamlParseCache = {
+      get(cached) {
+        const documents = parseYamlDocuments(cached)
+        for (const document of documents) {
+          if (
+            'value' in document &&
+            typeof document.value === 'object' &&
+            document.value !== null
+          ) {
+            refs.push(new WeakRef(document.value))
+          }
+        }
+        return documents
+      },
+    }
+    const index = createConfigIndex(OPTIONS.jwtSecret)
+    const admitted = parseConfigFile(aFile, text, { ...OPTIONS, parseCache })
+    expect(index.admit(admitted)).toEqual([])
+    expect(refs).toHaveLength(1)
+    // A WeakRef holds its target until the job that made it ends.
+    await nextTurn()
+    collectGarbage()
+    // Ten thousand files' parsed values, kept beside their tenants, were megabytes.
+    expect(refs[0]!.deref()).toBeUndefined()
+    // The admitted file still names its lines to a later file that clashes with it.
+    const bFile = join(folder, 'b.yaml')
+    const clash = parseConfigFile(bFile, `\n${tenantYaml('b', 'a.test', B)}`, OPTIONS)
+    expect(lines(index.admit(clash))).toEqual([
+      `${bFile}:4: config.hosts.0: host "a.test" is also used by tenant "a" (${aFile}:3)`,
+    ])
   })
 
   it('reports a tenant name used twice in one file', () => {

@@ -65,8 +65,10 @@ export function parseConfigFile(
   }
   // YAML problems first on a line, then the document's: sort is stable.
   issues.sort((a, b) => a.line - b.line)
-  const result: ConfigFile = { file, tenants: issues.length > 0 ? [] : tenants, issues }
-  factsOf.set(result, facts)
+  // Copies of their length (a grown array keeps room for 17): a running issuer keeps both for
+  // every file.
+  const result: ConfigFile = { file, tenants: issues.length > 0 ? [] : tenants.slice(), issues }
+  factsOf.set(result, facts.slice())
   return result
 }
 

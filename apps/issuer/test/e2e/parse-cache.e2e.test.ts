@@ -166,6 +166,25 @@ describe('parse results of tenant files kept in the database (#15)', () => {
     expect(rows()).toHaveLength(TENANTS)
   })
 
+  it('deletes them too on a start where every file hits (nothing to parse)', async () => {
+    await closeOnceSaved(await start())
+    writeFileSync(join(config, 't3.yaml'), tenantYaml(3, 2))
+    expect(await closeOnceSaved(await start())).toEqual({ added: 1, pruned: 0 })
+    // Back to the first version: its entry is still stored, so every file hits.
+    writeFileSync(join(config, 't3.yaml'), tenantYaml(3))
+    const week = 7 * 86_400_000
+    const later = await startIssuer({
+      databaseUrl,
+      config,
+      vars: { KEY_ENCRYPTION_SECRET: SECRET },
+      clock: () => Date.now() + week + 60_000,
+    })
+    expect(cacheCounts(later.logs)).toEqual({ hits: TENANTS, misses: 0, unreadable: 0 })
+    expect((await password(later.url, 3, 1)).status).toBe(200)
+    expect(await closeOnceSaved(later)).toEqual({ added: 0, pruned: 1 })
+    expect(rows()).toHaveLength(TENANTS)
+  })
+
   it('parses again, and replaces, an entry that does not open: damaged, or sealed with another secret', async () => {
     await closeOnceSaved(await start())
     const [damaged, moved, third] = rows()

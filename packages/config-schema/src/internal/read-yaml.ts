@@ -70,28 +70,7 @@ export function readYamlText(
   text: string,
   parsed: readonly ParsedDocument[] = parseYaml(text),
 ): { documents: YamlDocument[]; issues: ConfigIssue[] } {
-  let reparsed: { documents: Document[]; lineCounter: LineCounter } | undefined
-  // Made on the first question: ten thousand valid files need none.
-  let locators: Map<number, (path: FieldPath) => number> | undefined
-  const locateIn = (index: number) => (path: FieldPath) => {
-    locators ??= new Map()
-    let locate = locators.get(index)
-    if (locate === undefined) {
-      if (reparsed === undefined) {
-        const again = new LineCounter()
-        reparsed = {
-          documents: [
-            ...parseAllDocuments(text, { lineCounter: again, prettyErrors: false }),
-          ] as Document[],
-          lineCounter: again,
-        }
-      }
-      const document = reparsed.documents[index]
-      locate = document === undefined ? () => 1 : createLocator(document, reparsed.lineCounter)
-      locators.set(index, locate)
-    }
-    return locate(path)
-  }
+  const locateIn = lineLocators(text)
 
   const documents: YamlDocument[] = []
   const issues: ConfigIssue[] = []
@@ -113,6 +92,37 @@ export function readYamlText(
     documents.push({ value, locate: locateIn(index), line })
   })
   return { documents, issues }
+}
+
+/**
+ * The line locators of the documents of `text`, by document index. Made apart from
+ * {@link readYamlText} so that a locator, which the files' index keeps for as long as the issuer
+ * runs, holds the text alone: a closure made there would keep that function's whole scope alive,
+ * with every parsed value of the file (a second copy of ten thousand tenants' configuration).
+ */
+function lineLocators(text: string): (index: number) => (path: FieldPath) => number {
+  let reparsed: { documents: Document[]; lineCounter: LineCounter } | undefined
+  // Made on the first question: ten thousand valid files need none.
+  let locators: Map<number, (path: FieldPath) => number> | undefined
+  return (index) => (path) => {
+    locators ??= new Map()
+    let locate = locators.get(index)
+    if (locate === undefined) {
+      if (reparsed === undefined) {
+        const again = new LineCounter()
+        reparsed = {
+          documents: [
+            ...parseAllDocuments(text, { lineCounter: again, prettyErrors: false }),
+          ] as Document[],
+          lineCounter: again,
+        }
+      }
+      const document = reparsed.documents[index]
+      locate = document === undefined ? () => 1 : createLocator(document, reparsed.lineCounter)
+      locators.set(index, locate)
+    }
+    return locate(path)
+  }
 }
 
 /** The 1-based line of `offset` in `text`, as the YAML LineCounter counts (only \n ends a line). */

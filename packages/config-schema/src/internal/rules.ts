@@ -96,7 +96,10 @@ export function collectFacts(
   }
   const rawAlgorithm = spec.jwt_algorithm
   return {
-    ...origin,
+    // Named one by one, not spread: V8 gave each of ten thousand objects spread from an origin
+    // a hidden class of its own (2 MB at ten thousand files).
+    file: origin.file,
+    locate: origin.locate,
     name: name.success ? name.data : undefined,
     namePath,
     hosts,
@@ -126,7 +129,9 @@ export function factsOfValid(
   const specKey = resource ? 'spec' : 'config'
   const spec = document[specKey] as Record<string, unknown>
   return {
-    ...origin,
+    // Not spread, as in collectFacts.
+    file: origin.file,
+    locate: origin.locate,
     name: valid.name,
     namePath: resource ? RESOURCE_NAME_PATH : FILE_NAME_PATH,
     hosts: valid.hosts.map((host, index) => ({
