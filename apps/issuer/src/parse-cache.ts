@@ -176,7 +176,8 @@ export async function openParseCache(
       const worker = new Worker(PARSER_SOURCE, {
         eval: true,
         workerData: {
-          configSchema: require.resolve('@tessera/config-schema'),
+          // The writing half alone: the whole package would cost the thread 6 MB more.
+          configSchema: require.resolve('@tessera/config-schema/parse-cache-entries'),
           files,
           hits: [...hits],
           key,
