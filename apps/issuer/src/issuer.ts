@@ -48,6 +48,11 @@ export interface IssuerOptions {
    * the provider directory changes. The kubernetes source always watches its Tenant resources.
    */
   watch?: boolean
+  /**
+   * Files source with KEY_ENCRYPTION_SECRET: store the parse results the first load missed
+   * (default true). The workers of `--workers` pass false: their primary stores them once.
+   */
+  storeParseResults?: boolean
   /** Where tenants come from; default: the source TESSERA_CONFIG_SOURCE names. */
   source?: TenantSource
   /**
@@ -353,6 +358,7 @@ async function createTenantSource(
     jwtSecret: settings.jwtSecret,
     logger,
     watch: options.watch ?? false,
+    storeParseResults: options.storeParseResults ?? true,
     // Sealed with KEY_ENCRYPTION_SECRET, or not kept at all.
     ...(secret === undefined
       ? {}

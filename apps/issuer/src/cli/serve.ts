@@ -86,6 +86,8 @@ export async function serve(
       env: vars,
       metrics,
       watch: true,
+      // The primary, which loaded the same files first, stores their parse results once.
+      storeParseResults: !cluster.isWorker,
       ...(tenantPort === undefined ? {} : { port: tenantPort }),
     })
   } catch (error) {

@@ -39,6 +39,11 @@ export interface FilesSourceOptions {
    * when there are none to keep (no KEY_ENCRYPTION_SECRET). A cache that cannot be read is none.
    */
   parseCache?: () => Promise<ParseCacheSession>
+  /**
+   * Store what the first load missed (default true). False in the workers of `--workers`: they
+   * read the cache, and their primary, which loaded the same files first, stores it once.
+   */
+  storeParseResults?: boolean
 }
 
 /** A tenant file as last seen, and the version of it being served. */
@@ -470,6 +475,8 @@ export function createFilesSource(options: FilesSourceOptions): TenantSource {
       isLoaded = true
       if (cached !== undefined) {
         logger.info({ ...cached.counts }, 'tenant files read; parse results from the database')
+      }
+      if (cached !== undefined && options.storeParseResults !== false) {
         // The files that missed are parsed again and stored once the issuer listens.
         const files = loaded.files.map((file) => file.file)
         const saveTimer = setTimeout(() => {

@@ -49,6 +49,27 @@ describe('tessera start --workers 2 on SQLite', { timeout: 120_000 }, () => {
     expect(await counter(cli.admin, 'tessera_workers_listening')).toBe(2)
   })
 
+  it('stores the parse results of the tenant files once, from the primary', async () => {
+    const stored = await eventually(() => {
+      const lines = entries(cli).filter((e) => e.msg === 'parse results of tenant files stored')
+      if (lines.length === 0) throw new Error('not stored yet')
+      return lines
+    })
+    // The workers read the cache too, but leave storing it to the primary.
+    const read = entries(cli).filter(
+      (e) => e.msg === 'tenant files read; parse results from the database',
+    )
+    expect(read.map((e) => e.worker).sort()).toEqual([1, 2, undefined])
+    // Past the moment a worker would have stored its own (a second after it loaded).
+    await new Promise((resolve) => setTimeout(resolve, 1_500))
+    expect(
+      entries(cli)
+        .filter((e) => e.msg === 'parse results of tenant files stored')
+        .map((e) => e.worker),
+    ).toEqual([undefined])
+    expect(stored[0]!.added).toBeGreaterThan(0)
+  })
+
   it('answers /readyz on the admin port once every worker is ready', async () => {
     const res = await fetch(`${cli.admin}/readyz`)
     expect(res.status).toBe(200)
