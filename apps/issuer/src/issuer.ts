@@ -203,23 +203,12 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
     changing = next.catch(() => undefined)
     return next
   }
-  // Only `put`, `remove` and `update` touch some tenants, so one that cannot be built (a provider
+  // `update` touches only some tenants, so one that cannot be built (a provider
   // script that throws, a key store error) leaves every other tenant as it was.
   const target: TenantTarget = {
     replaceAll: (tenants) =>
       serially(async () => {
         served.replaceAll(await build(tenants))
-      }),
-    put: (tenant) =>
-      serially(async () => {
-        const [runtime] = await build([tenant])
-        if (runtime === undefined) throw new TypeError(`tenant ${tenant.name} was not built`)
-        served.apply([runtime], [])
-      }),
-    remove: (name) =>
-      serially(() => {
-        served.apply([], [name])
-        return Promise.resolve()
       }),
     update: (changes) =>
       serially(async () => {

@@ -88,14 +88,6 @@ export async function readTenants(
           for (const tenant of all) tenants.set(tenant.name, tenant)
           return Promise.resolve()
         },
-        put: (tenant) => {
-          tenants.set(tenant.name, tenant)
-          return Promise.resolve()
-        },
-        remove: (name) => {
-          tenants.delete(name)
-          return Promise.resolve()
-        },
         update: (changes) => {
           for (const name of changes.remove) tenants.delete(name)
           for (const tenant of changes.put) tenants.set(tenant.name, tenant)

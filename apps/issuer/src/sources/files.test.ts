@@ -56,15 +56,6 @@ function fakeTarget() {
       for (const tenant of tenants) served.set(tenant.name, tenant)
       return Promise.resolve()
     },
-    put(tenant) {
-      build([tenant])
-      served.set(tenant.name, tenant)
-      return Promise.resolve()
-    },
-    remove(name) {
-      served.delete(name)
-      return Promise.resolve()
-    },
     update(changes) {
       calls.push(changes)
       build(changes.put)

@@ -16,17 +16,11 @@ export interface TenantTarget {
   /** Serves exactly `tenants`, all or nothing (a reload of the files source). */
   replaceAll(tenants: readonly Tenant[]): Promise<void>
   /**
-   * Serves a new or changed tenant, named by `tenant.name`, and leaves every other one alone. A
-   * tenant that cannot be built throws, and its previous version (if any) keeps serving.
-   */
-  put(tenant: Tenant): Promise<void>
-  /** Stops serving the tenant of this name; nothing happens when it is not served. */
-  remove(name: string): Promise<void>
-  /**
    * Serves the new or changed tenants of `changes.put` and stops serving those named in
    * `changes.remove`, in one swap, all or nothing: when any tenant cannot be built it throws and
    * nothing changes. Every other tenant is left alone, and the work is in proportion to the
-   * tenants changed (the files source's reload of one changed file among thousands).
+   * tenants changed (the files source's reload of one changed file among thousands, one Tenant
+   * resource's watch event).
    */
   update(changes: TenantChanges): Promise<void>
 }

@@ -82,7 +82,8 @@ function resource(index: number, host = `t${index}.test`, resourceVersion = '1')
  */
 function fakeTarget(broken: ReadonlySet<string> = new Set()) {
   const served = new Map<string, Tenant>()
-  const calls = { put: 0, update: 0, built: 0 }
+  // fresh: builds that asked for provider scripts imported afresh; removed: names per removal.
+  const calls = { update: 0, built: 0, fresh: 0, removed: [] as number[] }
   const build = (tenants: readonly Tenant[]) => {
     calls.built += tenants.length
     const bad = tenants.find((tenant) => broken.has(tenant.name))
@@ -90,18 +91,10 @@ function fakeTarget(broken: ReadonlySet<string> = new Set()) {
   }
   const target: TenantTarget = {
     replaceAll: () => Promise.reject(new Error('not used by the kubernetes source')),
-    put(tenant) {
-      calls.put++
-      build([tenant])
-      served.set(tenant.name, tenant)
-      return Promise.resolve()
-    },
-    remove(name) {
-      served.delete(name)
-      return Promise.resolve()
-    },
     update(changes: TenantChanges) {
       calls.update++
+      if (changes.freshProviders === true) calls.fresh++
+      if (changes.remove.length > 0) calls.removed.push(changes.remove.length)
       build(changes.put)
       for (const tenant of changes.put) served.set(tenant.name, tenant)
       for (const name of changes.remove) served.delete(name)
@@ -147,7 +140,7 @@ describe('createTenantSet at scale', () => {
     // parseConfig over every served document did, looks at count² / 2 documents.
     expect(looked.documents).toBe(count)
     expect(looked.admitted).toBeLessThanOrEqual(2 * count)
-    expect(calls).toEqual({ put: 0, update: 3, built: count })
+    expect(calls).toEqual({ update: 3, built: count, fresh: 0, removed: [] })
 
     // One watch event checks the one resource, not the others.
     looked.documents = 0
@@ -207,7 +200,6 @@ describe('createTenantSet at scale', () => {
       }),
     ])
     // Halves, not one build per tenant: the failing batch is split about log2(100) times.
-    expect(calls.put).toBe(1)
     expect(calls.update).toBeLessThan(20)
     expect(lines.filter((line) => line.msg === 'Tenant added')).toHaveLength(99)
 
@@ -215,6 +207,88 @@ describe('createTenantSet at scale', () => {
     const built = calls.built
     await set.applyEvent('ADDED', resource(100))
     expect(calls.built).toBe(built + 1)
+    expect(refusals()).toHaveLength(1)
+  })
+
+  it('imports provider scripts afresh to retry a build failure, on a relist', async () => {
+    const { set, refusals } = tenantSet()
+    const { target, served, calls } = fakeTarget(new Set(['t7']))
+    set.attach(target)
+    const items = Array.from({ length: 2 * BATCH_SIZE + 7 }, (_, index) => resource(index))
+    await set.applyList(items)
+    await set.applyEvent('ADDED', resource(5000))
+    expect(served.has('t7')).toBe(false)
+    expect(calls.fresh).toBe(0)
+
+    // Tried again with fresh scripts (a fixed script must not meet Node's cached failure), once
+    // for the whole relist; refused the same way, it is not logged again.
+    await set.applyList([...items, resource(5000)])
+    expect(calls.fresh).toBe(1)
+    expect(served.has('t7')).toBe(false)
+    expect(refusals()).toHaveLength(1)
+  })
+
+  it('imports provider scripts afresh once per rebuild, not per batch or per event', async () => {
+    const count = 2 * BATCH_SIZE + 7
+    const { set } = tenantSet()
+    const { target, served, calls } = fakeTarget()
+    set.attach(target)
+    const items = Array.from({ length: count }, (_, index) => resource(index))
+    await set.applyList(items)
+    await set.applyEvent('MODIFIED', resource(5, 'moved.test', '2'))
+    await set.applyEvent('ADDED', resource(count))
+    expect(served.size).toBe(count + 1)
+    expect(calls.fresh).toBe(0)
+
+    // The provider directory changed (or SIGHUP): every tenant rebuilt, in batches, one fresh
+    // import of the scripts for all of them.
+    const updates = calls.update
+    expect(await set.rebuildAll()).toBe(true)
+    expect(calls.update).toBe(updates + 3)
+    expect(calls.fresh).toBe(1)
+  })
+
+  it('removes the tenants a relist no longer holds in one change', async () => {
+    const { set, lines } = tenantSet()
+    const { target, served, calls } = fakeTarget()
+    set.attach(target)
+    const items = Array.from({ length: 1000 }, (_, index) => resource(index))
+    await set.applyList(items)
+    await set.applyList(items.filter((_, index) => index % 2 === 0))
+
+    expect(served.size).toBe(500)
+    expect(served.has('t1')).toBe(false)
+    expect(calls.removed).toEqual([500])
+    expect(lines.filter((line) => line.msg === 'Tenant removed')).toHaveLength(500)
+    // What the removed tenants claimed is free again.
+    await set.applyEvent('ADDED', {
+      ...resource(2000, 't1.test'),
+      metadata: { name: 'late', resourceVersion: '1' },
+    })
+    expect(served.get('late')?.hosts).toEqual(['t1.test'])
+  })
+
+  it('checks a refused resource again only once some claim has been given up', async () => {
+    const { set, refusals } = tenantSet()
+    const { target, served } = fakeTarget()
+    set.attach(target)
+    const items = Array.from({ length: 100 }, (_, index) =>
+      index === 90 ? resource(90, 't3.test') : resource(index),
+    )
+    await set.applyList(items)
+    expect(served.has('t90')).toBe(false)
+
+    // A new tenant gives nothing up: only it is checked, not the refused t90.
+    looked.documents = 0
+    await set.applyEvent('ADDED', resource(100))
+    expect(looked.documents).toBe(1)
+    expect(served.has('t100')).toBe(true)
+
+    // t3 moves to another host: t90 is checked again, and served.
+    looked.documents = 0
+    await set.applyEvent('MODIFIED', resource(3, 'elsewhere.test', '2'))
+    expect(looked.documents).toBe(2)
+    expect(served.get('t90')?.hosts).toEqual(['t3.test'])
     expect(refusals()).toHaveLength(1)
   })
 })

@@ -40,7 +40,21 @@ interface Refusal {
   summary: string
   /** Refused by the build (provider import, key store), not by validation. */
   build: boolean
+  /**
+   * `ServedClaims.releases()` when it was validated: a resource refused by validation is
+   * checked again without a change of its own only once some claim has been given up since.
+   */
+  releases: number
+  /** A relist asks for the resource to be tried again, whatever the refusal. */
+  retry: boolean
 }
+
+/**
+ * Whether the provider scripts of a reconcile's builds are imported afresh: once per reconcile,
+ * by its first build, and only when asked. Node never unloads an ES module, so every fresh import
+ * of a script is a module the process keeps.
+ */
+type FreshProviders = () => boolean
 
 export interface TenantSetOptions extends ValidationContext {
   namespace: string
@@ -95,10 +109,22 @@ export function createTenantSet(options: TenantSetOptions): TenantSet {
     return next
   }
 
-  const refuse = (name: string, seen: Seen, problems: string[], build: boolean): void => {
+  const refuse = (
+    name: string,
+    seen: Seen,
+    problems: string[],
+    build: boolean,
+    releases: number,
+  ): void => {
     const summary = problems.join('\n')
     const before = refused.get(name)
-    refused.set(name, { resourceVersion: seen.resourceVersion, summary, build })
+    refused.set(name, {
+      resourceVersion: seen.resourceVersion,
+      summary,
+      build,
+      releases,
+      retry: false,
+    })
     if (
       before !== undefined &&
       before.resourceVersion === seen.resourceVersion &&
@@ -148,12 +174,35 @@ export function createTenantSet(options: TenantSetOptions): TenantSet {
     pending.delete(name)
   }
 
+  /**
+   * Whether `seen` is the version validation refused, and no claim has been given up since: it
+   * would be refused again, so it is not checked on every event of other tenants. Asked right
+   * before it would be checked, so that a claim given up earlier in the same reconcile counts.
+   */
+  const refusedAsBefore = (name: string, seen: Seen, rebuild: boolean): boolean => {
+    const refusal = refused.get(name)
+    return (
+      !rebuild &&
+      refusal !== undefined &&
+      !refusal.build &&
+      !refusal.retry &&
+      refusal.resourceVersion === seen.resourceVersion &&
+      refusal.releases === claims.releases()
+    )
+  }
+
   /** Tries to serve the latest version of one resource; answers whether it is served. */
-  const attempt = async (name: string, seen: Seen, rebuild: boolean): Promise<boolean> => {
-    if (target === undefined) return false
+  const attempt = async (
+    name: string,
+    seen: Seen,
+    rebuild: boolean,
+    fresh: FreshProviders,
+  ): Promise<boolean> => {
+    if (target === undefined || refusedAsBefore(name, seen, rebuild)) return false
+    const releases = claims.releases()
     const checked = validateTenantResource(where(name), seen.object, claims, options)
     if (!checked.ok) {
-      refuse(name, seen, checked.issues, false)
+      refuse(name, seen, checked.issues, false, releases)
       return false
     }
     if (unchanged(name, checked.tenant, rebuild)) {
@@ -162,9 +211,9 @@ export function createTenantSet(options: TenantSetOptions): TenantSet {
       return true
     }
     try {
-      await target.put(checked.tenant)
+      await target.update({ put: [checked.tenant], remove: [], freshProviders: fresh() })
     } catch (error) {
-      refuse(name, seen, describeProblems(error), true)
+      refuse(name, seen, describeProblems(error), true, releases)
       return false
     }
     claims.serve(name, checked.unit)
@@ -181,19 +230,26 @@ export function createTenantSet(options: TenantSetOptions): TenantSet {
   const attemptBatch = async (
     work: readonly (readonly [string, Seen])[],
     rebuild: boolean,
+    fresh: FreshProviders,
   ): Promise<boolean> => {
     if (target === undefined) return false
     const [only] = work
-    if (work.length === 1 && only !== undefined) return attempt(only[0], only[1], rebuild)
+    if (work.length === 1 && only !== undefined) return attempt(only[0], only[1], rebuild, fresh)
     type Outcome =
-      | { name: string; seen: Seen; issues: string[] }
+      | { name: string; seen: Seen; issues: string[]; releases: number }
       | { name: string; seen: Seen; tenant: Tenant; build: boolean }
     const outcomes: Outcome[] = []
     const undo: (() => void)[] = []
+    let skipped = false
     for (const [name, seen] of work) {
+      if (refusedAsBefore(name, seen, rebuild)) {
+        skipped = true
+        continue
+      }
+      const releases = claims.releases()
       const checked = validateTenantResource(where(name), seen.object, claims, options)
       if (!checked.ok) {
-        outcomes.push({ name, seen, issues: checked.issues })
+        outcomes.push({ name, seen, issues: checked.issues, releases })
         continue
       }
       // Claimed at once, so that the next resources of the batch are checked against it.
@@ -208,21 +264,21 @@ export function createTenantSet(options: TenantSetOptions): TenantSet {
     )
     if (put.length > 0) {
       try {
-        await target.update({ put, remove: [], freshProviders: true })
+        await target.update({ put, remove: [], freshProviders: fresh() })
       } catch {
         // Which tenant failed is not known: the halves find it, each checked again without the
         // claims of this batch (a tenant not built holds no host).
         for (const step of undo.reverse()) step()
         const half = Math.ceil(work.length / 2)
-        const first = await attemptBatch(work.slice(0, half), rebuild)
-        const second = await attemptBatch(work.slice(half), rebuild)
+        const first = await attemptBatch(work.slice(0, half), rebuild, fresh)
+        const second = await attemptBatch(work.slice(half), rebuild, fresh)
         return first && second
       }
     }
-    let converged = true
+    let converged = !skipped
     for (const outcome of outcomes) {
       if ('issues' in outcome) {
-        refuse(outcome.name, outcome.seen, outcome.issues, false)
+        refuse(outcome.name, outcome.seen, outcome.issues, false, outcome.releases)
         converged = false
       } else if (outcome.build) {
         accepted(outcome.name, outcome.seen, outcome.tenant, rebuild)
@@ -256,28 +312,50 @@ export function createTenantSet(options: TenantSetOptions): TenantSet {
     for (const [name, seen] of order) {
       const refusal = refused.get(name)
       // A build failure is retried on the resource's next change, a relist or SIGHUP, not on
-      // every event of other tenants.
-      if (!rebuild && refusal?.build === true && refusal.resourceVersion === seen.resourceVersion) {
+      // every event of other tenants (nor is a validation failure: see refusedAsBefore).
+      if (
+        !rebuild &&
+        refusal?.build === true &&
+        !refusal.retry &&
+        refusal.resourceVersion === seen.resourceVersion
+      ) {
         converged = false
         continue
       }
       work.push([name, seen])
     }
+    // Afresh for a rebuild (the provider directory changed, SIGHUP) and when a resource that
+    // failed to build is tried again (its script may be fixed; Node keeps a failed import).
+    // Otherwise a script already imported is shared: a list of thousands used to import it again
+    // for each batch, and each watch event once more.
+    let fresh = rebuild || work.some(([name]) => refused.get(name)?.build === true)
+    const freshOnce: FreshProviders = () => {
+      const asked = fresh
+      fresh = false
+      return asked
+    }
     for (let from = 0; from < work.length; from += BATCH_SIZE) {
-      if (!(await attemptBatch(work.slice(from, from + BATCH_SIZE), rebuild))) converged = false
+      const batch = work.slice(from, from + BATCH_SIZE)
+      if (!(await attemptBatch(batch, rebuild, freshOnce))) converged = false
     }
     return converged
   }
 
-  const remove = async (name: string): Promise<void> => {
-    desired.delete(name)
-    refused.delete(name)
-    pending.delete(name)
-    if (!served.has(name) || target === undefined) return
-    await target.remove(name)
-    served.delete(name)
-    claims.forget(name)
-    logger.info({ tenant: name, namespace }, 'Tenant removed')
+  /** Stops serving `names`, in one change of the served set however many there are. */
+  const remove = async (names: readonly string[]): Promise<void> => {
+    for (const name of names) {
+      desired.delete(name)
+      refused.delete(name)
+      pending.delete(name)
+    }
+    const gone = names.filter((name) => served.has(name))
+    if (gone.length === 0 || target === undefined) return
+    await target.update({ put: [], remove: gone })
+    for (const name of gone) {
+      served.delete(name)
+      claims.forget(name)
+      logger.info({ tenant: name, namespace }, 'Tenant removed')
+    }
   }
 
   const want = (object: Resource): void => {
@@ -289,12 +367,12 @@ export function createTenantSet(options: TenantSetOptions): TenantSet {
 
   const applyList = async (items: readonly Resource[]): Promise<void> => {
     const names = new Set(items.map((item) => item.metadata.name))
-    for (const name of [...served.keys()]) if (!names.has(name)) await remove(name)
+    await remove([...served.keys()].filter((name) => !names.has(name)))
     desired.clear()
     pending.clear()
     for (const [name, refusal] of refused) {
-      // A relist retries what failed to build; refusals that come back the same stay quiet.
-      if (names.has(name)) refusal.build = false
+      // A relist retries every refused resource; refusals that come back the same stay quiet.
+      if (names.has(name)) refusal.retry = true
       else refused.delete(name)
     }
     for (const item of items) want(item)
@@ -302,7 +380,7 @@ export function createTenantSet(options: TenantSetOptions): TenantSet {
   }
 
   const applyEvent = async (type: string, object: Resource): Promise<void> => {
-    if (type === 'DELETED') await remove(object.metadata.name)
+    if (type === 'DELETED') await remove([object.metadata.name])
     else want(object)
     // Also after a deletion: a resource refused for a host the deleted one held may now fit.
     await reconcile(false)

@@ -51,17 +51,24 @@ export interface ServedClaims {
   forget(name: string): void
   /** What `name` claims now, if it is served. */
   get(name: string): ConfigFile | undefined
+  /**
+   * How many times claims were given up so far (a tenant forgotten, or served again in place of
+   * its previous claims). A resource refused for what others claim can only fit once this grows.
+   */
+  releases(): number
 }
 
 /** No tenant served yet; `jwtSecret` is the JWT_SECRET setting, for the HS256 rule. */
 export function createServedClaims(jwtSecret: string | undefined): ServedClaims {
   const index = createConfigIndex(jwtSecret)
   const units = new Map<string, ConfigFile>()
+  let releases = 0
   const forget = (name: string): void => {
     const current = units.get(name)
     if (current === undefined) return
     index.release(current)
     units.delete(name)
+    releases++
   }
   return {
     check(name, unit) {
@@ -81,6 +88,7 @@ export function createServedClaims(jwtSecret: string | undefined): ServedClaims 
     },
     forget,
     get: (name) => units.get(name),
+    releases: () => releases,
   }
 }
 
