@@ -9,6 +9,7 @@ import cluster from 'node:cluster'
 import type { Worker } from 'node:cluster'
 import type { Logger } from 'pino'
 import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client'
+import type { MetricObjectWithValues, MetricValue } from 'prom-client'
 import * as z from 'zod'
 
 /** The first wait before a crashed worker is forked again, doubled per crash in a row. */
@@ -106,6 +107,8 @@ interface Slot {
   restart?: NodeJS.Timeout
   /** The message of a worker that could not start. */
   failure?: string
+  /** The metrics its worker last answered (prom-client's JSON form). */
+  metrics?: unknown[]
 }
 
 export interface Workers {
@@ -179,14 +182,17 @@ export function forkWorkers(
 
   let nextId = 0
   const pending = new Map<number, (message: WorkerMessage | undefined) => void>()
-  /** Asks every listening worker; a worker that does not answer in time is left out. */
-  const ask = async (kind: 'metrics' | 'ready'): Promise<(WorkerMessage | undefined)[]> =>
+  /** Asks every listening worker; a worker that does not answer in time answers undefined. */
+  const ask = async (
+    kind: 'metrics' | 'ready',
+  ): Promise<{ slot: Slot; answer: WorkerMessage | undefined }[]> =>
     Promise.all(
       slots
         .filter((slot) => slot.listening && slot.worker?.isConnected() === true)
         .map(
           (slot) =>
-            new Promise<WorkerMessage | undefined>((resolve) => {
+            new Promise<{ slot: Slot; answer: WorkerMessage | undefined }>((settle) => {
+              const resolve = (answer: WorkerMessage | undefined) => settle({ slot, answer })
               const id = nextId++
               const timer = setTimeout(() => pending.get(id)?.(undefined), WORKER_ANSWER_MS)
               pending.set(id, (message) => {
@@ -235,6 +241,10 @@ export function forkWorkers(
     worker.once('exit', (code, signal) => {
       slot.listening = false
       if (slot.worker === worker) slot.worker = undefined
+      if (slot.metrics !== undefined) {
+        retired = retire(retired, slot.metrics)
+        slot.metrics = undefined
+      }
       if (stopping) {
         logger.info(
           { worker: slot.number, workerPid: pid, exitCode: code, signal },
@@ -273,6 +283,10 @@ export function forkWorkers(
       slot.restart = setTimeout(() => fork(slot), delay)
     })
   }
+  // What the workers gone counted (their counters and histograms, summed), as they last answered
+  // it: kept in /metrics so that a restarted worker, which counts from zero again, does not make
+  // the totals fall. What a worker counted after its last answer is lost with it.
+  let retired: Promise<unknown[]> = Promise.resolve([])
   for (const slot of slots) fork(slot)
 
   return {
@@ -280,16 +294,18 @@ export function forkWorkers(
     registry: {
       contentType: own.contentType,
       async metrics() {
-        const answers = await ask('metrics')
-        const perWorker = answers.flatMap((answer) =>
-          answer?.tessera === 'metrics' ? [answer.metrics] : [],
-        )
-        const workers = AggregatorRegistry.aggregate(perWorker)
+        const perWorker: unknown[][] = []
+        for (const { slot, answer } of await ask('metrics')) {
+          if (answer?.tessera === 'metrics') slot.metrics = answer.metrics
+          // One that did not answer in time counts what it last answered, not nothing.
+          if (slot.metrics !== undefined) perWorker.push(slot.metrics)
+        }
+        const workers = AggregatorRegistry.aggregate([...perWorker, await retired])
         return (await workers.metrics()) + (await own.metrics())
       },
     },
     async check() {
-      const answers = await ask('ready')
+      const answers = (await ask('ready')).map(({ answer }) => answer)
       if (answers.length === 0) return 'no worker listening'
       const missing = answers.filter((answer) => answer === undefined).length
       if (missing > 0) return `${missing} worker(s) did not answer`
@@ -312,5 +328,22 @@ export function forkWorkers(
       while (exits.size > 0) await Promise.all([...exits])
       clearTimeout(late)
     },
+  }
+}
+
+/**
+ * `retired` with the counters and histograms of `metrics` (a worker's last answer) added: the
+ * kinds whose totals only grow. Its gauges described the worker that is gone.
+ */
+async function retire(retired: Promise<unknown[]>, metrics: unknown[]): Promise<unknown[]> {
+  const before = await retired
+  try {
+    const growing = (metrics as MetricObjectWithValues<MetricValue<string>>[]).filter(
+      (metric) => String(metric.type) === 'counter' || String(metric.type) === 'histogram',
+    )
+    return await AggregatorRegistry.aggregate([before, growing]).getMetricsAsJSON()
+  } catch {
+    // A worker's answer prom-client cannot read: what was kept stays, and /metrics still works.
+    return before
   }
 }

@@ -93,6 +93,9 @@ describe('tessera start --workers 2 on SQLite', { timeout: 120_000 }, () => {
     const killed = workerPids(cli).get(1)!
     const survivor = workerPids(cli).get(2)!
     const restartsBefore = await counter(cli.admin, 'tessera_worker_restarts_total')
+    // Both workers issue tokens: worker 1's count must outlive it.
+    await passwordsUntilBothServed(cli)
+    const tokensBefore = await counter(cli.admin, HS_PASSWORD_TOKENS)
     let sending = true
     let answered = 0
     const failures: string[] = []
@@ -137,6 +140,8 @@ describe('tessera start --workers 2 on SQLite', { timeout: 120_000 }, () => {
     expect(exited).toMatchObject({ worker: 1, workerPid: killed, signal: 'SIGKILL', crashes: 1 })
     expect(exited?.restartInMs).toBe(100)
     expect(await counter(cli.admin, 'tessera_worker_restarts_total')).toBe(restartsBefore + 1)
+    // The new worker counts from zero; the total does not fall.
+    expect(await counter(cli.admin, HS_PASSWORD_TOKENS)).toBe(tokensBefore)
     // The new worker takes requests too.
     await eventually(async () => {
       await hsPassword(cli)
