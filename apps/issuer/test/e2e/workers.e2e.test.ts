@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eventually } from '../support/eventually.js'
 import { send } from '../support/http.js'
-import { FIXTURES, HS, JWT_SECRET, tempDir } from '../support/issuer.js'
+import { FIXTURES, HS, JWT_SECRET, RS, tempDir } from '../support/issuer.js'
 import { runCli } from '../support/process.js'
 import type { IssuerCli } from '../support/process.js'
 import {
@@ -49,13 +49,13 @@ describe('tessera start --workers 2 on SQLite', { timeout: 120_000 }, () => {
     expect(await counter(cli.admin, 'tessera_workers_listening')).toBe(2)
   })
 
-  it('stores the parse results of the tenant files once, from the primary', async () => {
+  it('stores the parse results of the tenant files once, from worker 1', async () => {
     const stored = await eventually(() => {
       const lines = entries(cli).filter((e) => e.msg === 'parse results of tenant files stored')
       if (lines.length === 0) throw new Error('not stored yet')
       return lines
     })
-    // The workers read the cache too, but leave storing it to the primary.
+    // Every process reads the cache; worker 1 alone stores it.
     const read = entries(cli).filter(
       (e) => e.msg === 'tenant files read; parse results from the database',
     )
@@ -66,7 +66,7 @@ describe('tessera start --workers 2 on SQLite', { timeout: 120_000 }, () => {
       entries(cli)
         .filter((e) => e.msg === 'parse results of tenant files stored')
         .map((e) => e.worker),
-    ).toEqual([undefined])
+    ).toEqual([1])
     expect(stored[0]!.added).toBeGreaterThan(0)
   })
 
@@ -157,8 +157,9 @@ describe('tessera start --workers 2 on SQLite', { timeout: 120_000 }, () => {
       )
       expect(reloading.map((entry) => entry.worker).sort()).toEqual([1, 2])
     })
-    const primary = entries(cli).filter((entry) =>
-      String(entry.msg).startsWith('SIGHUP: reloading the configuration, and every worker'),
+    // Without ADMIN_TOKEN the primary holds no tenant of its own to reload.
+    const primary = entries(cli).filter(
+      (entry) => entry.msg === 'SIGHUP: every worker reloads the configuration',
     )
     expect(primary).toHaveLength(1)
     expect((await fetch(`${cli.admin}/healthz`)).status).toBe(200)
@@ -232,6 +233,35 @@ describe('tessera start --workers: refusals', () => {
       expect(result.stdout).not.toContain('tessera issuer listening')
     } finally {
       taken.close()
+      tmp.remove()
+    }
+  })
+
+  it('keeps an issuer in the primary for the admin API when ADMIN_TOKEN is set', async () => {
+    const tmp = tempDir()
+    const token = 'a'.repeat(40)
+    const withApi = await startWorkers(`sqlite:${join(tmp.dir, 'tessera.db')}`, '2', {
+      ADMIN_TOKEN: token,
+    })
+    try {
+      const res = await fetch(`${withApi.admin}/admin/tenants`, {
+        headers: { authorization: `Bearer ${token}` },
+      })
+      expect(res.status).toBe(200)
+      const body = (await res.json()) as { tenants: { hosts: string[] }[] }
+      const hosts = body.tenants.flatMap((tenant) => tenant.hosts)
+      expect(hosts).toEqual(expect.arrayContaining([HS.host, RS.host]))
+      withApi.child.kill('SIGHUP')
+      await eventually(() =>
+        expect(
+          entries(withApi).filter(
+            (entry) => entry.msg === 'SIGHUP: reloading the configuration, and every worker too',
+          ),
+        ).toHaveLength(1),
+      )
+      expect((await hsPassword(withApi)).status).toBe(200)
+    } finally {
+      await withApi.stop()
       tmp.remove()
     }
   })

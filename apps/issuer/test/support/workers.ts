@@ -11,9 +11,14 @@ import type { IssuerCli } from './process.js'
 const REDIRECT_URI = 'http://localhost:9000/cb'
 
 /** `tessera start --workers 2` on `databaseUrl`, serving the basic fixtures (HS256 and RS256). */
-export function startWorkers(databaseUrl: string, workers = '2'): Promise<IssuerCli> {
+export function startWorkers(
+  databaseUrl: string,
+  workers = '2',
+  more: Record<string, string> = {},
+): Promise<IssuerCli> {
   return startIssuerCli(
     {
+      ...more,
       JWT_SECRET,
       KEY_ENCRYPTION_SECRET: randomBytes(32).toString('base64url'),
       TESSERA_CONFIG: join(FIXTURES, 'basic'),
