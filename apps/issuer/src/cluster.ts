@@ -185,14 +185,20 @@ export function forkWorkers(
   /** Asks every listening worker; a worker that does not answer in time answers undefined. */
   const ask = async (
     kind: 'metrics' | 'ready',
-  ): Promise<{ slot: Slot; answer: WorkerMessage | undefined }[]> =>
+  ): Promise<{ slot: Slot; worker: Worker | undefined; answer: WorkerMessage | undefined }[]> =>
     Promise.all(
       slots
         .filter((slot) => slot.listening && slot.worker?.isConnected() === true)
         .map(
           (slot) =>
-            new Promise<{ slot: Slot; answer: WorkerMessage | undefined }>((settle) => {
-              const resolve = (answer: WorkerMessage | undefined) => settle({ slot, answer })
+            new Promise<{
+              slot: Slot
+              worker: Worker | undefined
+              answer: WorkerMessage | undefined
+            }>((settle) => {
+              const { worker } = slot
+              const resolve = (answer: WorkerMessage | undefined) =>
+                settle({ slot, worker, answer })
               const id = nextId++
               const timer = setTimeout(() => pending.get(id)?.(undefined), WORKER_ANSWER_MS)
               pending.set(id, (message) => {
@@ -295,8 +301,9 @@ export function forkWorkers(
       contentType: own.contentType,
       async metrics() {
         const perWorker: unknown[][] = []
-        for (const { slot, answer } of await ask('metrics')) {
-          if (answer?.tessera === 'metrics') slot.metrics = answer.metrics
+        for (const { slot, worker, answer } of await ask('metrics')) {
+          // Unless that worker exited meanwhile: its slot's figures were retired with it.
+          if (answer?.tessera === 'metrics' && slot.worker === worker) slot.metrics = answer.metrics
           // One that did not answer in time counts what it last answered, not nothing.
           if (slot.metrics !== undefined) perWorker.push(slot.metrics)
         }

@@ -50,7 +50,7 @@ export interface IssuerOptions {
   watch?: boolean
   /**
    * Files source with KEY_ENCRYPTION_SECRET: store the parse results the first load missed
-   * (default true). The workers of `--workers` pass false: their primary stores them once.
+   * (default true). With `--workers` only worker 1 stores them (the CLI passes false elsewhere).
    */
   storeParseResults?: boolean
   /** Where tenants come from; default: the source TESSERA_CONFIG_SOURCE names. */

@@ -40,8 +40,8 @@ export interface FilesSourceOptions {
    */
   parseCache?: () => Promise<ParseCacheSession>
   /**
-   * Store what the first load missed (default true). False in the workers of `--workers`: they
-   * read the cache, and their primary, which loaded the same files first, stores it once.
+   * Store what the first load missed (default true). With `--workers` only worker 1 does: the
+   * primary and the other workers read the cache and leave storing it to that one.
    */
   storeParseResults?: boolean
 }
