@@ -151,16 +151,19 @@ describe('parse results of tenant files kept in the database (#15)', () => {
     expect(await closeOnceSaved(third)).toEqual({ added: 0, pruned: 0 })
   })
 
-  it('deletes the entries of a week ago that the start did not use', async () => {
-    await closeOnceSaved(await start())
-    writeFileSync(join(config, 't3.yaml'), tenantYaml(3, 2))
-    const week = 7 * 86_400_000
-    const later = await startIssuer({
+  /** A start whose clock is a week and a minute ahead: the entries stored now are a week old. */
+  const startAWeekLater = (): Promise<RunningIssuer> =>
+    startIssuer({
       databaseUrl,
       config,
       vars: { KEY_ENCRYPTION_SECRET: SECRET },
-      clock: () => Date.now() + week + 60_000,
+      clock: () => Date.now() + 7 * 86_400_000 + 60_000,
     })
+
+  it('deletes the entries of a week ago that the start did not use', async () => {
+    await closeOnceSaved(await start())
+    writeFileSync(join(config, 't3.yaml'), tenantYaml(3, 2))
+    const later = await startAWeekLater()
     expect(cacheCounts(later.logs)).toEqual({ hits: TENANTS - 1, misses: 1, unreadable: 0 })
     expect(await closeOnceSaved(later)).toEqual({ added: 1, pruned: 1 })
     expect(rows()).toHaveLength(TENANTS)
@@ -172,13 +175,7 @@ describe('parse results of tenant files kept in the database (#15)', () => {
     expect(await closeOnceSaved(await start())).toEqual({ added: 1, pruned: 0 })
     // Back to the first version: its entry is still stored, so every file hits.
     writeFileSync(join(config, 't3.yaml'), tenantYaml(3))
-    const week = 7 * 86_400_000
-    const later = await startIssuer({
-      databaseUrl,
-      config,
-      vars: { KEY_ENCRYPTION_SECRET: SECRET },
-      clock: () => Date.now() + week + 60_000,
-    })
+    const later = await startAWeekLater()
     expect(cacheCounts(later.logs)).toEqual({ hits: TENANTS, misses: 0, unreadable: 0 })
     expect((await password(later.url, 3, 1)).status).toBe(200)
     expect(await closeOnceSaved(later)).toEqual({ added: 0, pruned: 1 })
