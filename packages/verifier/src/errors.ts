@@ -9,7 +9,8 @@
  * - `ERR_TOKEN_MALFORMED`: not a compact JWS of three segments with JSON object header and
  *   payload, or a header this verifier refuses (`crit`, `b64`, `jku`, `jwk`, `x5u`, `x5c`, a
  *   missing or malformed `kid` on RS256).
- * - `ERR_ALG_NOT_ALLOWED`: `alg` is missing, `none`, or not in `algorithms`.
+ * - `ERR_ALG_NOT_ALLOWED`: `alg` is missing, `none`, or not in `algorithms` (an HS256 token
+ *   at a verifier without `secret` says that HS256 needs the secret).
  * - `ERR_ISSUER_UNKNOWN`: `iss` is not one of the configured issuers.
  * - `ERR_KID_UNKNOWN`: the issuer's current key set has no key with this `kid`.
  * - `ERR_TOKEN_INVALID`: the signature does not verify.

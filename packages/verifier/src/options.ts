@@ -94,7 +94,14 @@ export type VerifierEvent =
       /** Whether this lookup started (or joined) a refetch; false inside the cooldown. */
       refetch: boolean
     }
-  | { type: 'token_rejected'; code: VerifierErrorCode; alg?: string; issuer?: string }
+  | {
+      type: 'token_rejected'
+      code: VerifierErrorCode
+      alg?: string
+      issuer?: string
+      /** What the verifier's options lack to accept such a token: HS256 without `secret`. */
+      hint?: string
+    }
 
 /** Counters since the verifier was created; see {@link Verifier.stats}. */
 export interface VerifierStats {

@@ -77,6 +77,9 @@ export function engineOf(verifier: Verifier): Engine | undefined {
 
 // Built once, not per verification: jose allows exactly the one algorithm the token names and
 // that is already known to be in `algorithms`.
+/** Why an HS256 token is refused by a verifier created without `secret`. */
+const HS256_NEEDS_SECRET = 'The token algorithm HS256 needs a secret, and this verifier has none'
+
 const JOSE_OPTIONS: Readonly<Record<Algorithm, VerifyOptions>> = {
   HS256: { algorithms: ['HS256'] },
   RS256: { algorithms: ['RS256'] },
@@ -187,7 +190,12 @@ export function createEngine(settings: ResolvedOptions): Engine {
       // Exact, case-sensitive match against the allowlist: `none`, `NONE`, a missing alg,
       // RS384, ES256 or HS512 all stop here, before any key is chosen.
       if (typeof alg !== 'string' || !algorithms.has(alg as Algorithm)) {
-        throw new VerifierError('ERR_ALG_NOT_ALLOWED', 'The token algorithm is not accepted')
+        // HS256 refused only because no secret was given: say so, as the fix is the API's.
+        const message = alg === 'HS256' && secretKey === undefined ? HS256_NEEDS_SECRET : undefined
+        throw new VerifierError(
+          'ERR_ALG_NOT_ALLOWED',
+          message ?? 'The token algorithm is not accepted',
+        )
       }
       const iss = payload.iss
       if (typeof iss !== 'string' || !issuers.has(iss)) {
@@ -249,11 +257,15 @@ export function createEngine(settings: ResolvedOptions): Engine {
     if (onEvent !== undefined) {
       let alg: string | undefined
       let issuer: string | undefined
+      let hint: string | undefined
       if (typeof token === 'string' && token.length <= maxTokenLength) {
         try {
           const { header, payload } = decodeToken(token)
           if (typeof header.alg === 'string' && algorithms.has(header.alg as Algorithm)) {
             alg = header.alg
+          } else if (header.alg === 'HS256' && refused.message === HS256_NEEDS_SECRET) {
+            alg = 'HS256'
+            hint = 'HS256 tokens need the secret option'
           }
           if (typeof payload.iss === 'string' && issuers.has(payload.iss)) issuer = payload.iss
         } catch {
@@ -265,6 +277,7 @@ export function createEngine(settings: ResolvedOptions): Engine {
         code,
         ...(alg === undefined ? {} : { alg }),
         ...(issuer === undefined ? {} : { issuer }),
+        ...(hint === undefined ? {} : { hint }),
       })
     }
     return refused
