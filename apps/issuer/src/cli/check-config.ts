@@ -1,15 +1,10 @@
-import { randomBytes } from 'node:crypto'
-import { formatConfigIssue, parseSettings } from '@tessera/config-schema'
-import { checkSettings } from '../issuer.js'
-import { keepsRs256Key } from '../id-token-keys.js'
-import { keyEncryptionIssue } from '../key-encryption.js'
-import { loadProviders } from '../providers.js'
-import { assertConfigExists } from './config-directory.js'
-import { readTenants } from './read-tenants.js'
+import type { Settings } from '@tessera/config-schema'
+import { findConfigProblems } from './config-problems.js'
 
 /**
  * `tessera check-config`: validates settings, every tenant file and every provider script as
- * `start` would (`--dev` for dev's defaults and rules), and prints a summary or every problem. With
+ * `start` would (`--dev` for dev's defaults and rules), and prints a summary, or every problem
+ * found, one line each (`file: field path: what is wrong`), then how many. With
  * TESSERA_CONFIG_SOURCE=kubernetes it lists the namespace's Tenant resources once instead, and
  * fails when any is refused.
  */
@@ -18,33 +13,14 @@ export async function checkConfigCommand(
   dev: boolean,
 ): Promise<number> {
   const vars: Record<string, string | undefined> = { ...process.env, ...flagSettings }
-  const mode = dev ? 'dev' : 'start'
-  const settings = parseSettings(vars, mode)
-  checkSettings(settings)
-  assertConfigExists(settings, vars, mode, 'check-config')
-  const notes: string[] = []
-  // dev makes up a JWT_SECRET when none is set, so HS256 tenants load; --dev checks the same.
-  let jwtSecret = settings.jwtSecret
-  if (dev && jwtSecret === undefined) {
-    jwtSecret = randomBytes(32).toString('base64url')
-    notes.push('JWT_SECRET is not set: dev would use a random secret for each process')
-  }
-  const { tenants, refused } = await readTenants(settings, vars, jwtSecret)
-  const rs256 = tenants.some(keepsRs256Key)
-  // start refuses them (below); dev serves them with a warning, and --dev notes it.
-  if (dev && rs256 && settings.keyEncryptionSecret === undefined) {
-    notes.push('KEY_ENCRYPTION_SECRET is not set: RS256 private keys would be stored unencrypted')
-  }
-  await loadProviders(tenants.flatMap((tenant) => tenant.providers))
-  const unsealed = keyEncryptionIssue(tenants, settings.keyEncryptionSecret, mode)
-  if (unsealed !== undefined) refused.push(formatConfigIssue(unsealed))
-  const from =
-    settings.configSource === 'kubernetes'
-      ? `Tenant resources in namespace ${settings.kubernetesNamespace}`
-      : settings.config
-  if (refused.length > 0) {
-    for (const problem of refused) process.stderr.write(`${problem}\n`)
-    process.stderr.write(`configuration refused: ${refused.length} problem(s) in ${from}\n`)
+  const { problems, settings, tenants, notes } = await findConfigProblems(
+    vars,
+    dev ? 'dev' : 'start',
+  )
+  const from = describeSource(settings)
+  if (problems.length > 0) {
+    const lines = [...problems, `configuration refused: ${problems.length} problem(s) in ${from}`]
+    process.stderr.write(`${lines.join('\n')}\n`)
     return 1
   }
   const lines = [`configuration OK: ${tenants.length} tenant(s) from ${from}`]
@@ -58,6 +34,13 @@ export async function checkConfigCommand(
   for (const note of notes) lines.push(`note: ${note}`)
   await written(`${lines.join('\n')}\n`)
   return 0
+}
+
+function describeSource(settings: Settings | undefined): string {
+  if (settings === undefined) return 'the environment'
+  return settings.configSource === 'kubernetes'
+    ? `Tenant resources in namespace ${settings.kubernetesNamespace}`
+    : settings.config
 }
 
 /**
