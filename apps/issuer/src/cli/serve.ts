@@ -14,9 +14,9 @@ import { collectGarbage } from '../start-garbage.js'
 import type { Issuer } from '../issuer.js'
 import type { TenantRuntime } from '../tenants.js'
 import { MAKE_KEY_ENCRYPTION_SECRET } from '../key-encryption.js'
-import { createLogger } from '../logger.js'
 import { createMetrics } from '../metrics.js'
 import { assertConfigExists } from './config-directory.js'
+import { createConsoleLogger } from './console-logger.js'
 import { createHttpServer, listen } from './listen.js'
 
 const SHUTDOWN_GRACE_MS = 10_000
@@ -41,10 +41,9 @@ export async function serve(
   // A worker of `--workers` (the primary forked this same command line) logs its slot on every
   // line; the primary has said everything else already.
   const slot = cluster.isWorker ? Number(process.env[WORKER_SLOT_VARIABLE]) : undefined
-  const logger =
-    slot === undefined
-      ? createLogger(settings.logLevel)
-      : createLogger(settings.logLevel).child({ worker: slot })
+  // Coloured lines for dev on a terminal, JSON otherwise (start, or dev into a pipe or file).
+  const base = await createConsoleLogger(settings.logLevel, mode)
+  const logger = slot === undefined ? base : base.child({ worker: slot })
   // A provider script may leave a promise of its own rejected (a timer or a request it started and
   // dropped). Node's default would end the process, and every tenant with it, printing a reason
   // that may quote the password the script was given: log its kind and where it came from only.
@@ -373,9 +372,13 @@ function warnAboutSettings(
   logger: Logger,
 ): void {
   if (devSecretGenerated) {
+    // A short message, the rest in fields: on a terminal it reads as one line.
     logger.warn(
-      'JWT_SECRET is not set: using a random secret for this process only. HS256 tokens will ' +
-        'not verify anywhere else and stop working at restart. Set JWT_SECRET (32+ characters).',
+      {
+        consequence: 'HS256 tokens verify nowhere else and stop working at restart',
+        fix: 'set JWT_SECRET (32+ characters)',
+      },
+      'JWT_SECRET is not set: using a random secret for this process only',
     )
   }
   if (settings.keyEncryptionSecret === undefined) {
@@ -390,10 +393,11 @@ function warnAboutSettings(
       )
     } else {
       logger.warn(
-        'KEY_ENCRYPTION_SECRET is not set: RS256 private keys are stored UNENCRYPTED in the ' +
-          'database, which only tessera dev allows (tessera start refuses RS256 tenants, and ' +
-          'HS256 tenants with OpenID Connect clients, without it); anyone who can read the ' +
-          'database can sign tokens for those tenants',
+        {
+          consequence: 'anyone who can read the database can sign tokens for those tenants',
+          start: 'refuses RS256 tenants, and HS256 tenants with OpenID Connect clients, without it',
+        },
+        'KEY_ENCRYPTION_SECRET is not set: RS256 private keys are stored UNENCRYPTED',
       )
     }
   }
