@@ -1,5 +1,13 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -40,15 +48,59 @@ console.log(JSON.stringify({
 }))
 `
 
-describe('the published tarball', () => {
+/** The commands the README's Install section gives, by their first words. */
+function installCommands(): { pack: string; install: string } {
+  const readme = readFileSync(join(PACKAGE_DIR, 'README.md'), 'utf8')
+  const section = readme.slice(readme.indexOf('\n## Install\n'), readme.indexOf('\n## Quick start'))
+  const lines = section.split('\n')
+  const pack = lines.find((line) => line.startsWith('pnpm --filter @tessera/verifier pack '))
+  const install = lines.find((line) => line.startsWith('npm install /'))
+  expect(pack, 'the pack command of the README').toBeDefined()
+  expect(install, "the README's npm install of the tarball").toBeDefined()
+  return { pack: pack!, install: install! }
+}
+
+/**
+ * A tarball of an installed dependency, as npm would fetch it: a project outside the workspace
+ * then installs without the registry. Hard links are stored as files (pnpm's store links them,
+ * and npm skips hard-link entries).
+ */
+function packDependency(name: string, into: string): string {
+  const file = join(into, `${name.replace('/', '-')}.tgz`)
+  const source = realpathSync(join(PACKAGE_DIR, 'node_modules', name))
+  execFileSync('tar', [
+    '-czf',
+    file,
+    '--hard-dereference',
+    '-C',
+    source,
+    '--transform',
+    's,^\\.,package,',
+    '.',
+  ])
+  return file
+}
+
+describe('the tarball the README has one pack', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tessera-verifier-pack-'))
   afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-  it('installs with npm outside the workspace and works from every entry point', () => {
-    execFileSync('pnpm', ['pack', '--pack-destination', dir], { cwd: PACKAGE_DIR, stdio: 'pipe' })
-    const tarball = readdirSync(dir).find((name) => name.endsWith('.tgz'))
-    expect(tarball).toBe('tessera-verifier-0.1.0.tgz')
-    const files = execFileSync('tar', ['tzf', join(dir, tarball!)], { encoding: 'utf8' })
+  it("is made by the README's command and installs with npm, offline, outside the workspace", () => {
+    const manifest = JSON.parse(readFileSync(join(PACKAGE_DIR, 'package.json'), 'utf8')) as {
+      version: string
+      dependencies: Record<string, string>
+    }
+    const tarball = `tessera-verifier-${manifest.version}.tgz`
+    const { pack, install } = installCommands()
+    // Run as written from the repository root, into this test's directory instead of /tmp.
+    expect(pack).toBe('pnpm --filter @tessera/verifier pack --pack-destination /tmp')
+    expect(install).toBe(`npm install /tmp/${tarball}`)
+    execFileSync('pnpm', ['--filter', '@tessera/verifier', 'pack', '--pack-destination', dir], {
+      cwd: join(PACKAGE_DIR, '..', '..'),
+      stdio: 'pipe',
+    })
+    expect(readdirSync(dir).filter((name) => name.endsWith('.tgz'))).toEqual([tarball])
+    const files = execFileSync('tar', ['tzf', join(dir, tarball)], { encoding: 'utf8' })
       .trim()
       .split('\n')
       .sort()
@@ -65,24 +117,26 @@ describe('the published tarball', () => {
       ),
     ).toEqual([])
 
+    // Its runtime dependencies come from this workspace's copies, so that no registry is asked.
+    const deps = join(dir, 'deps')
+    mkdirSync(deps)
+    const overrides = Object.fromEntries(
+      Object.keys(manifest.dependencies).map((name) => [
+        name,
+        `file:${packDependency(name, deps)}`,
+      ]),
+    )
     const project = join(dir, 'project')
-    execFileSync('mkdir', ['-p', project])
+    mkdirSync(project)
     writeFileSync(
       join(project, 'package.json'),
-      '{"name":"consumer","private":true,"type":"module"}',
+      JSON.stringify({ name: 'consumer', private: true, type: 'module', overrides }),
     )
     writeFileSync(join(project, 'check.mjs'), CHECK)
     // koa and express are optional peers: the adapters import them only as types.
     execFileSync(
       'npm',
-      [
-        'install',
-        join(dir, tarball!),
-        '--no-audit',
-        '--no-fund',
-        '--ignore-scripts',
-        '--prefer-offline',
-      ],
+      ['install', join(dir, tarball), '--offline', '--no-audit', '--no-fund', '--ignore-scripts'],
       { cwd: project, stdio: 'pipe', timeout: 120_000 },
     )
     const output = execFileSync(process.execPath, ['check.mjs'], { cwd: project, encoding: 'utf8' })
@@ -96,6 +150,15 @@ describe('the published tarball', () => {
       adapters: ['function', 'function', 'function', 'function'],
     })
   }, 120_000)
+
+  it('is published with provenance, publicly, when `pnpm release` runs with a token', () => {
+    const manifest = JSON.parse(readFileSync(join(PACKAGE_DIR, 'package.json'), 'utf8')) as {
+      publishConfig?: unknown
+      private?: unknown
+    }
+    expect(manifest.private).toBeUndefined()
+    expect(manifest.publishConfig).toEqual({ access: 'public', provenance: true })
+  })
 
   it('passes publint', async () => {
     const { messages } = await publint({ pkgDir: PACKAGE_DIR, level: 'suggestion' })

@@ -27,6 +27,9 @@ const execFileAsync = promisify(execFile)
 const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url))
 const EXAMPLES_DIR = fileURLToPath(new URL('../../../examples/', import.meta.url))
 const README = readFileSync(join(PACKAGE_DIR, 'README.md'), 'utf8')
+const { version: VERSION } = JSON.parse(
+  readFileSync(join(PACKAGE_DIR, 'package.json'), 'utf8'),
+) as { version: string }
 const JWT_SECRET = 'readme-e2e-secret-0123456789-abcdefghij'
 // `pnpm start` listens on 3000 and the README's servers on 4000; here both run on free ports.
 const START_PORT = '3000'
@@ -231,7 +234,12 @@ describe('the README', () => {
       // must name every package the program imports; they are linked from this workspace.
       const install = setup!.code.split('\n').filter((line) => line.startsWith('npm install '))
       expect(install).toHaveLength(1)
-      const installed = install[0]!.split(/\s+/).slice(2)
+      // The package is installed from the tarball its Install section packs.
+      const tarball = `/tmp/tessera-verifier-${VERSION}.tgz`
+      const installed = install[0]!
+        .split(/\s+/)
+        .slice(2)
+        .map((arg) => (arg === tarball ? '@tessera/verifier' : arg))
       const rest = setup!.code
         .split('\n')
         .filter((line) => !line.startsWith('npm install '))
