@@ -79,10 +79,12 @@ export interface Issuer {
   /** Whether the first configuration is loaded (with the store's ping, what /readyz reports). */
   ready(): boolean
   /**
-   * Reads the configuration again (SIGHUP). Files: a new configuration with any problem is
-   * refused as a whole and the running one stays. Kubernetes: the Tenants are listed again and
-   * each rebuilt (fresh provider scripts); one that fails keeps its last good version. Every
-   * problem is logged as `file:line: field: problem`. Answers whether everything was taken.
+   * Reads the configuration again (SIGHUP). Files: every file is read again and its provider
+   * scripts imported afresh; a file with any problem is refused alone (its tenants keep their
+   * last good version, or stay absent) and the other files' changes are taken; a reload that
+   * would leave no tenant is refused. Kubernetes: the Tenants are listed again and each rebuilt
+   * (fresh provider scripts); one that fails keeps its last good version. Every problem is
+   * logged as `file:line: field: problem`. Answers whether everything was taken.
    */
   reload(): Promise<boolean>
   close(): Promise<void>
