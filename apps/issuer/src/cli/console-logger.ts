@@ -1,4 +1,4 @@
-import type { DestinationStream, Level, Logger } from 'pino'
+import type { Level, Logger } from 'pino'
 import { createLogger } from '../logger.js'
 
 /** How the CLI writes its log: coloured lines for a person, JSON lines for a machine. */
@@ -32,7 +32,7 @@ export async function createConsoleLogger(
 ): Promise<Logger> {
   const tty = options.stdoutIsTty ?? process.stdout.isTTY === true
   if (logFormatFor(mode, tty) === 'json') {
-    return createLogger(level, options.destination as DestinationStream | undefined)
+    return createLogger(level, options.destination)
   }
   const { build } = await import('pino-pretty')
   const pretty = build({
