@@ -71,7 +71,8 @@ export async function findConfigProblems(
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error
     problems.push(...error.issues.map(formatConfigIssue))
-    tenants = await soundTenants(settings.config, vars)
+    // With the kubernetes source, TESSERA_CONFIG holds provider scripts only.
+    tenants = settings.configSource === 'files' ? await soundTenants(settings.config, vars) : []
     complete = false
   }
   try {
