@@ -75,11 +75,11 @@ export function engineOf(verifier: Verifier): Engine | undefined {
   return (verifier as WithEngine)[ENGINE]
 }
 
-// Built once, not per verification: jose allows exactly the one algorithm the token names and
-// that is already known to be in `algorithms`.
 /** Why an HS256 token is refused by a verifier created without `secret`. */
 const HS256_NEEDS_SECRET = 'The token algorithm HS256 needs a secret, and this verifier has none'
 
+// Built once, not per verification: jose allows exactly the one algorithm the token names and
+// that is already known to be in `algorithms`.
 const JOSE_OPTIONS: Readonly<Record<Algorithm, VerifyOptions>> = {
   HS256: { algorithms: ['HS256'] },
   RS256: { algorithms: ['RS256'] },
