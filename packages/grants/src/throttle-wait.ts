@@ -1,4 +1,10 @@
-import type { ReservationTerms, Reservation, Settlement, ThrottleLimit, ThrottleStore } from './ports.js'
+import type {
+  ReservationTerms,
+  Reservation,
+  Settlement,
+  ThrottleLimit,
+  ThrottleStore,
+} from './ports.js'
 
 /**
  * How often a waiting attempt asks the store again. Settlements in this process wake it at once;

@@ -91,7 +91,10 @@ export async function holdAttempt(
       throw new ThrottledError(causeOf(outcome.key), seconds)
     }
     case 'timeout':
-      throw new ThrottleBusyError(causeOf(outcome.key), Math.max(1, Math.ceil(policy.waitMs / 1000)))
+      throw new ThrottleBusyError(
+        causeOf(outcome.key),
+        Math.max(1, Math.ceil(policy.waitMs / 1000)),
+      )
   }
 }
 

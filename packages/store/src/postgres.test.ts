@@ -328,9 +328,11 @@ describe('openPostgresStore', () => {
 
     const second = await open()
     expect(await second.keys.listKeys('acme')).toEqual([storedKey()])
-    expect(
-      await reserveOne(second, 'acme:alice', { limit: 1, now: 2_000 }),
-    ).toEqual({ status: 'blocked', key: 'acme:alice', resetAt: 61_000 })
+    expect(await reserveOne(second, 'acme:alice', { limit: 1, now: 2_000 })).toEqual({
+      status: 'blocked',
+      key: 'acme:alice',
+      resetAt: 61_000,
+    })
   })
 
   it('reads BIGINT times as numbers without touching pg’s global type parsers', async () => {

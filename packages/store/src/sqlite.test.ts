@@ -69,9 +69,11 @@ describe('openSqliteStore', () => {
 
     const second = await open(file)
     expect(await second.keys.listKeys('acme')).toEqual([storedKey()])
-    expect(
-      await reserveOne(second, 'acme:alice', { limit: 1, now: 2_000 }),
-    ).toEqual({ status: 'blocked', key: 'acme:alice', resetAt: 61_000 })
+    expect(await reserveOne(second, 'acme:alice', { limit: 1, now: 2_000 })).toEqual({
+      status: 'blocked',
+      key: 'acme:alice',
+      resetAt: 61_000,
+    })
   })
 
   it('applies each migration once, however often the file is opened', async () => {

@@ -46,7 +46,11 @@ export function checkReservation(
  * The arguments of `settleAttempts`: a hold, well-formed distinct keys, no key both failed and
  * cleared, integer epoch milliseconds and a positive integer window.
  */
-export function checkSettlement(method: string, settlement: Settlement, window: ThrottleWindow): void {
+export function checkSettlement(
+  method: string,
+  settlement: Settlement,
+  window: ThrottleWindow,
+): void {
   checkTime(method, 'now', window.now)
   if (!(Number.isSafeInteger(window.windowMs) && window.windowMs > 0)) {
     throw new TypeError(`${method}: windowMs must be a positive integer number of milliseconds`)
