@@ -12,10 +12,7 @@ import type {
   SecretStore,
   SessionRecord,
   SessionStore,
-  Settlement,
-  ThrottleLimit,
   ThrottleStore,
-  ThrottleWindow,
 } from '@tessera/grants'
 import type { KeyState, KeyStore, StoredKey } from '@tessera/keys'
 import Database from 'better-sqlite3'
@@ -54,8 +51,6 @@ import {
   parseSessionEnd,
   parseSessionRow,
   parseTokenFamilyRow,
-  parseWindow,
-  parseWindowEnd,
 } from './internal/rows.js'
 import { createCheckpointer, openDatabase } from './internal/sqlite-database.js'
 
