@@ -1,0 +1,128 @@
+/**
+ * Only failures count against the password throttle: parallel sign-ins of one user with the
+ * right password all succeed, over HTTP and in real Chromium, against a `tessera dev` process
+ * on an SQLite file whose provider script takes 50 ms a call. The limit's guarantee under
+ * parallel wrong passwords is in throttle.parallel.e2e.test.ts.
+ */
+import { join } from 'node:path'
+import { chromium } from 'playwright-core'
+import type { Browser } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { HttpResponse } from '../support/http.js'
+import { HS, JWT_SECRET, tempDir } from '../support/issuer.js'
+import { authorizePath, pkce, SPA } from '../support/oauth.js'
+import { startIssuerCli } from '../support/process.js'
+import type { IssuerCli } from '../support/process.js'
+import {
+  openScriptedLogin,
+  passwordGrant,
+  postLogin,
+  providerCalls,
+  SCRIPTED_CONFIG,
+} from '../support/scripted.js'
+
+const MAX_FAILURES = 5
+const PARALLEL = 20
+// Twice the limit: more windows would only slow a 2-core machine down.
+const BROWSERS = 2 * MAX_FAILURES
+
+function statuses(responses: readonly { status: number }[]): Record<number, number> {
+  const counts: Record<number, number> = {}
+  for (const { status } of responses) counts[status] = (counts[status] ?? 0) + 1
+  return counts
+}
+
+describe('parallel sign-ins with the right password', { timeout: 120_000 }, () => {
+  let tmp: ReturnType<typeof tempDir>
+  let calls: string
+  let issuer: IssuerCli
+  let browser: Browser | undefined
+
+  beforeAll(async () => {
+    tmp = tempDir()
+    calls = join(tmp.dir, 'calls.log')
+    issuer = await startIssuerCli({
+      JWT_SECRET,
+      TESSERA_CONFIG: SCRIPTED_CONFIG,
+      DATABASE_URL: `sqlite:${join(tmp.dir, 'tessera.db')}`,
+      PASSWORD_MAX_FAILURES: String(MAX_FAILURES),
+      PROVIDER_CALLS_FILE: calls,
+    })
+  })
+  afterAll(async () => {
+    await browser?.close()
+    await issuer?.stop()
+    tmp?.remove()
+  })
+
+  it(`answers ${PARALLEL} parallel password grants of one user 200, each checked once`, async () => {
+    const responses: HttpResponse[] = await Promise.all(
+      Array.from({ length: PARALLEL }, () => passwordGrant(issuer.url, 'alice', 'alice-password')),
+    )
+    expect(statuses(responses)).toEqual({ 200: PARALLEL })
+    expect(providerCalls(calls, 'alice')).toHaveLength(PARALLEL)
+  })
+
+  it(`signs in ${PARALLEL} parallel login forms of one user`, async () => {
+    const pages = await Promise.all(
+      Array.from({ length: PARALLEL }, () => openScriptedLogin(issuer.url)),
+    )
+    const responses = await Promise.all(
+      pages.map((page) => postLogin(issuer.url, page, 'dave', 'dave-password')),
+    )
+    expect(statuses(responses)).toEqual({ 303: PARALLEL })
+    for (const res of responses) expect(res.headers.location).toMatch(/[?&]code=/)
+  })
+
+  it(`signs in ${BROWSERS} Chromium windows of one user at once`, async () => {
+    browser = await chromium.launch({
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      args: [
+        '--no-sandbox',
+        '--headless',
+        '--disable-gpu',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        `--host-resolver-rules=MAP ${HS.host} 127.0.0.1`,
+      ],
+    })
+    const port = new URL(issuer.url).port
+    // One context each: a browser session of its own, with its own binding cookie.
+    const pages = await Promise.all(
+      Array.from({ length: BROWSERS }, async () => {
+        const page = await (await browser!.newContext()).newPage()
+        const { challenge } = pkce()
+        await page.goto(
+          `http://${HS.host}:${port}${authorizePath({
+            response_type: 'code',
+            client_id: SPA.clientId,
+            redirect_uri: SPA.redirectUri,
+            state: 'browser-state',
+            code_challenge: challenge,
+            code_challenge_method: 'S256',
+          })}`,
+        )
+        await page.getByLabel('Username').fill('erin')
+        await page.getByLabel('Password').fill('erin-password')
+        return page
+      }),
+    )
+    // Nothing listens at the client's redirect_uri; the browser's request to it is the landing.
+    const landed = await Promise.all(
+      pages.map(async (page) => {
+        const [callback] = await Promise.all([
+          page.waitForRequest((request) => request.url().startsWith(SPA.redirectUri)),
+          page.getByRole('button', { name: 'Sign in' }).click(),
+        ])
+        return new URL(callback.url())
+      }),
+    )
+    for (const url of landed) {
+      expect(url.searchParams.get('code')).toBeTruthy()
+      expect(url.searchParams.get('state')).toBe('browser-state')
+    }
+    expect(providerCalls(calls, 'erin')).toHaveLength(BROWSERS)
+  })
+})
