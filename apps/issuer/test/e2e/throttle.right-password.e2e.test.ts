@@ -4,7 +4,9 @@
  * on an SQLite file whose provider script takes 50 ms a call. The limit's guarantee under
  * parallel wrong passwords is in throttle.parallel.e2e.test.ts.
  */
+import { createHash } from 'node:crypto'
 import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import { chromium } from 'playwright-core'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -126,3 +128,52 @@ describe('parallel sign-ins with the right password', { timeout: 120_000 }, () =
     expect(providerCalls(calls, 'erin')).toHaveLength(BROWSERS)
   })
 })
+
+describe(
+  'an attempt that waits PROVIDER_TIMEOUT_MS without a decision',
+  { timeout: 60_000 },
+  () => {
+    let tmp: ReturnType<typeof tempDir>
+    let issuer: IssuerCli
+    let file: string
+
+    beforeAll(async () => {
+      tmp = tempDir()
+      file = join(tmp.dir, 'tessera.db')
+      issuer = await startIssuerCli({
+        JWT_SECRET,
+        TESSERA_CONFIG: SCRIPTED_CONFIG,
+        DATABASE_URL: `sqlite:${file}`,
+        PASSWORD_MAX_FAILURES: String(MAX_FAILURES),
+        PROVIDER_TIMEOUT_MS: '500',
+      })
+    })
+    afterAll(async () => {
+      await issuer?.stop()
+      tmp?.remove()
+    })
+
+    it('gets 503 temporarily_unavailable while the holds of a stopped process fill the limit', async () => {
+      // What a process that stopped mid-check leaves: holds on bob's counter, their leases live.
+      const key = `user:${createHash('sha256').update('hs\nbob').digest('hex')}`
+      const db = new Database(file)
+      try {
+        const add = db.prepare(
+          'INSERT INTO throttle_holds (hold, "key", expires_at) VALUES (?, ?, ?)',
+        )
+        for (let i = 0; i < MAX_FAILURES; i++) add.run(`stopped-${i}`, key, Date.now() + 600_000)
+      } finally {
+        db.close()
+      }
+      const res = await passwordGrant(issuer.url, 'bob', 'bob-password')
+      expect(res.status).toBe(503)
+      expect(res.json).toEqual({
+        error: 'temporarily_unavailable',
+        error_description: 'sign-in attempts for this user are still being checked; retry later',
+      })
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0)
+      // Another user is not held up.
+      expect((await passwordGrant(issuer.url, 'carol', 'carol-password')).status).toBe(200)
+    })
+  },
+)
