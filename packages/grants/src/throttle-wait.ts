@@ -47,7 +47,12 @@ function settledOrElapsed(store: ThrottleStore, key: string, ms: number): Promis
   })
 }
 
-/** Settles a hold and wakes the attempts of this process waiting on its keys. */
+/**
+ * Settles a hold and wakes, on each of its keys, the attempt of this process that has waited
+ * longest: a settlement frees at most one place on a key (a success may free more, by clearing
+ * failures), so waking every waiter would only have all but one ask the store in vain. Others
+ * ask again at their next poll.
+ */
 export async function settleAndWake(
   store: ThrottleStore,
   settlement: Settlement,
@@ -59,7 +64,10 @@ export async function settleAndWake(
     await store.settleAttempts(settlement, { now, windowMs })
   } finally {
     const byKey = waitersOf(store)
-    for (const key of keys) for (const wake of [...(byKey.get(key) ?? [])]) wake()
+    for (const key of keys) {
+      const [first] = byKey.get(key) ?? []
+      first?.()
+    }
   }
 }
 
