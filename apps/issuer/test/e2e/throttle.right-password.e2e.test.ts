@@ -172,6 +172,11 @@ describe(
         error_description: 'sign-in attempts for this user are still being checked; retry later',
       })
       expect(Number(res.headers['retry-after'])).toBeGreaterThan(0)
+      const form = await postLogin(issuer.url, await openScriptedLogin(issuer.url), 'bob', 'x')
+      expect(form.status).toBe(503)
+      expect(form.headers['content-type']).toMatch(/^text\/html/)
+      expect(form.text).toContain('Too many sign-ins are being checked at once.')
+      expect(Number(form.headers['retry-after'])).toBeGreaterThan(0)
       // Another user is not held up.
       expect((await passwordGrant(issuer.url, 'carol', 'carol-password')).status).toBe(200)
     })
