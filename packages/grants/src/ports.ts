@@ -20,7 +20,7 @@ export interface ReservationTerms {
   /** Epoch milliseconds. */
   now: number
   /**
-   * The hold's lease: past `now + leaseMs` it no longer counts as in flight, so the holds of a
+   * The hold's lease: from `now + leaseMs` on it does not count as in flight, so the holds of a
    * process that stopped before settling free their keys on their own.
    */
   leaseMs: number
