@@ -32,6 +32,11 @@ type ProviderModules = Awaited<ReturnType<typeof loadProviders>>
 /** How long a login form stays usable: long enough to type, short enough to be worthless if leaked. */
 const LOGIN_TTL_SECONDS = 600
 const PURGE_INTERVAL_MS = 10 * 60_000
+/**
+ * How long a password check's hold outlives PROVIDER_TIMEOUT_MS: the provider is bounded by it,
+ * the store calls around it are not, and a hold that runs out too early lets one more check in.
+ */
+const THROTTLE_LEASE_MARGIN_MS = 10_000
 
 export interface IssuerOptions {
   settings: Settings
@@ -246,6 +251,8 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
           maxFailuresPerUser: settings.passwordMaxFailures,
           maxFailuresPerAddress: settings.passwordMaxFailuresPerAddress,
           windowMs: settings.passwordFailureWindowSeconds * 1000,
+          waitMs: settings.providerTimeoutMs,
+          leaseMs: settings.providerTimeoutMs + THROTTLE_LEASE_MARGIN_MS,
         },
         clock,
         randomId: randomUUID,

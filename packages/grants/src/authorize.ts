@@ -13,6 +13,7 @@ import { isS256Challenge } from './pkce.js'
 import type { AuthenticatedUser } from './ports.js'
 import { narrowScope } from './scope.js'
 import { checkPasswordThrottled } from './throttle.js'
+import { throttleRefusal } from './throttle-refusal.js'
 
 /** OpenID Connect Core §3.1.2.1 `prompt` values. */
 export const PROMPT_VALUES = ['none', 'login', 'consent', 'select_account'] as const
@@ -62,8 +63,17 @@ export type LoginOutcome =
   | { kind: 'error-page'; description: string }
   /** `session`: the cookie of the session this login started (OpenID Connect requests only). */
   | { kind: 'redirect'; location: string; session?: SessionCookie }
-  /** Show the form again (with a new seal) and this message. */
-  | { kind: 'retry'; request: AuthorizationRequest; message: string; retryAfterSeconds?: number }
+  /**
+   * Show the form again (with a new seal) and this message; `status` 429 or 503 when the
+   * throttle refused or could not decide in time, with the seconds to wait.
+   */
+  | {
+      kind: 'retry'
+      request: AuthorizationRequest
+      message: string
+      status?: 429 | 503
+      retryAfterSeconds?: number
+    }
 
 /** Builds `redirect_uri?…` keeping the registered URI (and any query it has) byte for byte. */
 function redirectTo(redirectUri: string, params: Record<string, string | undefined>): string {
@@ -502,17 +512,9 @@ export async function completeLogin(
       deps,
     )
   } catch (error) {
-    if (error instanceof OAuthError && error.code === 'temporarily_unavailable') {
-      return {
-        kind: 'retry',
-        request,
-        message: 'Too many failed attempts. Wait a while, then try again.',
-        ...(error.retryAfterSeconds === undefined
-          ? {}
-          : { retryAfterSeconds: error.retryAfterSeconds }),
-      }
-    }
-    throw error
+    const refusal = throttleRefusal(error)
+    if (refusal === undefined) throw error
+    return { kind: 'retry', request, ...refusal }
   }
   // The same message whether or not the user exists, so the form reveals no usernames.
   if (user === null) return { kind: 'retry', request, message: WRONG_CREDENTIALS }

@@ -64,7 +64,13 @@ const untouched = new Proxy(
 let ids: number
 const deps: GrantDeps = {
   throttle: untouched,
-  throttlePolicy: { maxFailuresPerUser: 3, maxFailuresPerAddress: 10, windowMs: 60_000 },
+  throttlePolicy: {
+    maxFailuresPerUser: 3,
+    maxFailuresPerAddress: 10,
+    windowMs: 60_000,
+    waitMs: 1_000,
+    leaseMs: 11_000,
+  },
   codes: untouched,
   refreshTokens: untouched,
   marks: untouched,

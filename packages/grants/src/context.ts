@@ -51,6 +51,13 @@ export interface ThrottlePolicy {
   maxFailuresPerUser: number
   maxFailuresPerAddress: number
   windowMs: number
+  /**
+   * PROVIDER_TIMEOUT_MS: how long an attempt waits for the attempts in flight ahead of it to
+   * settle before it is answered 503.
+   */
+  waitMs: number
+  /** How long a hold counts as in flight if it is never settled (its process stopped). */
+  leaseMs: number
 }
 
 /** Ports and policies shared by every tenant. */

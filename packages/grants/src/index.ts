@@ -75,7 +75,8 @@ export type { LogoutOutcome } from './openid/logout.js'
 export { revokeToken } from './revocation.js'
 export { introspectToken } from './introspection.js'
 export type { IntrospectionResponse } from './introspection.js'
-export { checkPasswordThrottled } from './throttle.js'
+export { checkPasswordThrottled, ThrottledError, ThrottleBusyError } from './throttle.js'
+export type { ThrottleCause } from './throttle.js'
 export type { PasswordAttempt } from './throttle.js'
 export { isCodeVerifier, isS256Challenge, verifyS256 } from './pkce.js'
 export { randomToken, sha256Hex } from './crypto.js'
@@ -85,7 +86,7 @@ export type {
   ThrottleWindow,
   Reservation,
   ThrottleLimit,
-  HeldAttempt,
+  ReservationTerms,
   Settlement,
   AuthenticatedUser,
   UserAuthenticator,

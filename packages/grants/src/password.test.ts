@@ -58,7 +58,13 @@ const untouched = new Proxy(
 function deps(now = { t: 1_700_000_000_000 }): GrantDeps {
   return {
     throttle: memoryThrottle(),
-    throttlePolicy: { maxFailuresPerUser: 3, maxFailuresPerAddress: 10, windowMs: 60_000 },
+    throttlePolicy: {
+      maxFailuresPerUser: 3,
+      maxFailuresPerAddress: 10,
+      windowMs: 60_000,
+      waitMs: 1_000,
+      leaseMs: 11_000,
+    },
     codes: untouched,
     refreshTokens: untouched,
     marks: untouched,

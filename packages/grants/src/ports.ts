@@ -7,65 +7,80 @@
 import type { Client } from '@tessera/config-schema'
 import type { JWTHeaderParameters, KeyLike } from 'jose'
 
-/** When a reservation is made, and the length of a window it opens. */
+/** When a failure is counted, and the length of a window it opens. */
 export interface ThrottleWindow {
   /** Epoch milliseconds. */
   now: number
-  /** The length of a window that this reservation opens. */
+  /** The length of a window that a failure opens when its key has none open. */
   windowMs: number
+}
+
+/** When a reservation is made, and how long its hold lasts if it is never settled. */
+export interface ReservationTerms {
+  /** Epoch milliseconds. */
+  now: number
+  /**
+   * The hold's lease: from `now + leaseMs` on it does not count as in flight, so the holds of a
+   * process that stopped before settling free their keys on their own.
+   */
+  leaseMs: number
 }
 
 /** One counter to reserve an attempt on. */
 export interface ThrottleLimit {
   key: string
-  /** How many attempts the open window may hold; a reservation that would exceed it fails. */
+  /** How many failures a window may hold; attempts in flight count towards it until settled. */
   limit: number
-}
-
-/** One attempt counted on `key`, in the window that ends at `resetAt` (epoch milliseconds). */
-export interface HeldAttempt {
-  key: string
-  resetAt: number
 }
 
 /** The outcome of a reservation of one password check on several counters at once. */
 export type Reservation =
-  /** Every key counted one attempt: `held[i]` is the attempt on the i-th key asked. */
-  | { granted: true; held: HeldAttempt[] }
+  /** Every key holds this attempt as in flight, under `hold`, until it is settled. */
+  | { status: 'granted'; hold: string }
   /**
-   * Nothing was counted: `blocked`, the first key asked whose open window already holds its
-   * limit, refuses until `resetAt` (epoch milliseconds).
+   * Nothing was held: the open window of `key`, the first key asked that is full, already holds
+   * its limit of settled failures, and refuses until `resetAt` (epoch milliseconds).
    */
-  | { granted: false; blocked: string; resetAt: number }
+  | { status: 'blocked'; key: string; resetAt: number }
+  /**
+   * Nothing was held: no key is blocked, but the failures and the attempts in flight of `key`
+   * reach its limit. Asking again once some of those settle may be granted.
+   */
+  | { status: 'busy'; key: string }
 
-/** How a reservation ends once the provider has answered. */
+/** How a held attempt ends once the provider has answered (or could not). */
 export interface Settlement {
-  /** Keys to forget entirely (after a successful sign-in). */
+  /** The hold to end, on every key it was granted on. */
+  hold: string
+  /** Keys to count one failure on (a wrong password), in their open window or a new one. */
+  fail: readonly string[]
+  /** Keys whose failures are forgotten (after a successful sign-in); holds on them stay. */
   clear: readonly string[]
-  /**
-   * Attempts to give back; each is taken from the window it was counted in, and is nothing once
-   * that window is gone (ended, or cleared) or holds nothing.
-   */
-  release: readonly HeldAttempt[]
 }
 
 /**
- * Counts password checks per key (tenant+username, client address) in a fixed window, so that
- * every replica sees the same counts. An attempt is reserved before the provider is asked and
- * settled after: a wrong password leaves it counted, anything else gives it back or clears the
- * key. Concurrent reservations of one key, from any process or replica, never hold more than
- * its limit in one window.
+ * Counts failed password checks per key (tenant+username, client address) in a fixed window,
+ * and the checks still in flight, so that every replica sees the same counts. An attempt is
+ * held before the provider is asked and settled after: a wrong password turns its hold into a
+ * failure, anything else ends the hold (a success also clears the user's failures). Only
+ * settled failures refuse; concurrent reservations of one key, from any process or replica,
+ * never hold more than its limit minus its failures, so at most the limit's worth of wrong
+ * passwords is ever checked in one window.
  */
 export interface ThrottleStore {
   /**
-   * Counts one attempt on every key if each one's window open at `now` holds fewer than its
-   * limit, and on none otherwise; a key with no open window opens one of `windowMs`. Atomic: the
-   * checks and the counts are one step, so no other call ever sees an attempt counted on a key
-   * of a reservation that another key refused. Keys must be distinct.
+   * Holds one attempt on every key, or on none: `blocked` when a key's open window holds its
+   * limit of failures (the first such key asked), else `busy` when a key's failures plus live
+   * holds reach its limit, else `granted`. Atomic: the checks and the holds are one step. Keys
+   * must be distinct.
    */
-  reserveAttempts(keys: readonly ThrottleLimit[], window: ThrottleWindow): Promise<Reservation>
-  /** Clears and gives back in one atomic step: one write to the store, not one per key. */
-  settleAttempts(settlement: Settlement): Promise<void>
+  reserveAttempts(keys: readonly ThrottleLimit[], terms: ReservationTerms): Promise<Reservation>
+  /**
+   * Ends a hold, counts its failures and clears keys in one atomic step. A failure counts even
+   * when the hold's lease has run out; ending a hold that is gone is nothing. `fail` and
+   * `clear` must not share a key.
+   */
+  settleAttempts(settlement: Settlement, window: ThrottleWindow): Promise<void>
 }
 
 /** What a provider script answers for a good username and password. */
@@ -318,6 +333,6 @@ export interface SecretStore {
 
 /** Removal of rows that can no longer matter. */
 export interface ExpiryStore {
-  /** Deletes expired codes, families (and their tokens), throttle windows, marks and sessions (expired or ended). */
+  /** Deletes expired codes, families (and their tokens), throttle windows and holds, marks and sessions (expired or ended). */
   purgeExpired(now: number): Promise<number>
 }

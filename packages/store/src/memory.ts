@@ -2,7 +2,6 @@ import type {
   AuthorizationCodeRecord,
   AuthorizationCodeStore,
   ExpiryStore,
-  HeldAttempt,
   MarkStore,
   RefreshFamily,
   RefreshTokenRecord,
@@ -36,6 +35,7 @@ import {
 } from './internal/checks.js'
 import { CODE_RETENTION_MS, rotationStep } from './internal/lifecycle.js'
 import { settle } from './internal/settle.js'
+import { decideReservation } from './internal/throttle.js'
 
 function copy(key: StoredKey): StoredKey {
   return { ...key }
@@ -172,6 +172,8 @@ export function createMemoryStore(): Store {
     keyChanges.set(tenant, ++keySeq)
   }
   const windows = new Map<string, { count: number; resetAt: number }>()
+  /** Attempts in flight, by hold: the keys held and when the hold's lease runs out. */
+  const holds = new Map<string, { keys: Set<string>; expiresAt: number }>()
   const codeRows = new Table<AuthorizationCodeRecord>()
   const familyRows = new Table<RefreshFamily>()
   const tokenRows = new Table<RefreshTokenRecord>()
@@ -288,41 +290,37 @@ export function createMemoryStore(): Store {
   }
 
   const throttle: ThrottleStore = {
-    reserveAttempts(asked, window) {
+    reserveAttempts(asked, terms) {
       return settle(() => {
         open()
-        checkReservation('reserveAttempts', asked, window)
-        const { now, windowMs } = window
-        // Ended windows are dropped as attempts come in, so that guessed usernames do not pile up.
+        checkReservation('reserveAttempts', asked, terms)
+        const { now, leaseMs } = terms
+        // Ended windows and run-out holds are dropped as attempts come in, so that guessed
+        // usernames do not pile up.
         for (const [other, { resetAt }] of windows) if (resetAt <= now) windows.delete(other)
-        // Every key is checked before any is counted: all or nothing.
-        for (const { key, limit } of asked) {
-          const current = windows.get(key)
-          if (current !== undefined && current.count >= limit) {
-            return { granted: false, blocked: key, resetAt: current.resetAt }
-          }
-        }
-        const held = asked.map(({ key }): HeldAttempt => {
-          const current = windows.get(key)
-          if (current === undefined) {
-            windows.set(key, { count: 1, resetAt: now + windowMs })
-            return { key, resetAt: now + windowMs }
-          }
-          current.count++
-          return { key, resetAt: current.resetAt }
+        for (const [id, hold] of holds) if (hold.expiresAt <= now) holds.delete(id)
+        const reservation = decideReservation(asked, {
+          failures: (key) => windows.get(key),
+          inFlight: (key) => [...holds.values()].filter((hold) => hold.keys.has(key)).length,
         })
-        return { granted: true, held }
+        if (reservation.status !== 'granted') return reservation
+        holds.set(reservation.hold, {
+          keys: new Set(asked.map(({ key }) => key)),
+          expiresAt: now + leaseMs,
+        })
+        return reservation
       })
     },
-    settleAttempts(settlement) {
+    settleAttempts(settlement, window) {
       return settle(() => {
         open()
-        checkSettlement('settleAttempts', settlement)
-        for (const { key, resetAt } of settlement.release) {
+        checkSettlement('settleAttempts', settlement, window)
+        const { now, windowMs } = window
+        holds.delete(settlement.hold)
+        for (const key of settlement.fail) {
           const current = windows.get(key)
-          if (current === undefined || current.resetAt !== resetAt) continue
-          if (current.count > 1) current.count--
-          else windows.delete(key)
+          if (current !== undefined && current.resetAt > now) current.count++
+          else windows.set(key, { count: 1, resetAt: now + windowMs })
         }
         for (const key of settlement.clear) windows.delete(key)
       })
@@ -564,6 +562,12 @@ export function createMemoryStore(): Store {
             deleted++
           }
         }
+        for (const [id, hold] of holds) {
+          if (hold.expiresAt <= now) {
+            holds.delete(id)
+            deleted++
+          }
+        }
         return deleted
       })
     },
@@ -624,6 +628,7 @@ export function createMemoryStore(): Store {
         keys.clear()
         prunedKids.clear()
         windows.clear()
+        holds.clear()
         codeRows.clear()
         familyRows.clear()
         tokenRows.clear()

@@ -30,6 +30,8 @@ import {
   codeRecord,
   describeStoreContract,
   clearOne,
+  failOne,
+  failuresOf,
   raceLogoutAndRedemption,
   refreshFamily,
   reserveOne,
@@ -45,6 +47,7 @@ const TABLES = [
   'keys',
   'pruned_kids',
   'throttle',
+  'throttle_holds',
   'authorization_codes',
   'refresh_tokens',
   'refresh_families',
@@ -320,18 +323,16 @@ describe('openPostgresStore', () => {
   it('keeps data across close and reopen', async () => {
     const first = await open()
     await first.keys.insertKeyIfAbsent(storedKey())
-    await reserveOne(first, 'acme:alice', { limit: 1, now: 1_000, windowMs: 60_000 })
+    await failOne(first, 'acme:alice', { limit: 1, now: 1_000, windowMs: 60_000 })
     await first.close()
 
     const second = await open()
     expect(await second.keys.listKeys('acme')).toEqual([storedKey()])
-    expect(
-      await reserveOne(second, 'acme:alice', {
-        limit: 1,
-        now: 2_000,
-        windowMs: 60_000,
-      }),
-    ).toEqual({ granted: false, resetAt: 61_000 })
+    expect(await reserveOne(second, 'acme:alice', { limit: 1, now: 2_000 })).toEqual({
+      status: 'blocked',
+      key: 'acme:alice',
+      resetAt: 61_000,
+    })
   })
 
   it('reads BIGINT times as numbers without touching pg’s global type parsers', async () => {
@@ -482,12 +483,13 @@ describe('openPostgresStore', () => {
   it('counts throttle keys byte for byte, U+0000 included', async () => {
     const store = await open()
     const window = { limit: 5, now: t0, windowMs: 60_000 }
-    await reserveOne(store, 'user:acme:a\u0000b', window)
-    await reserveOne(store, 'user:acme:a\u0000b', window)
+    await failOne(store, 'user:acme:a\u0000b', window)
+    await failOne(store, 'user:acme:a\u0000b', window)
+    await failOne(store, 'user:acme:a', window)
     await reserveOne(store, 'user:acme:a', window)
-    expect(await attemptsHeld(store, 'user:acme:a\u0000b', t0)).toBe(2)
-    expect(await attemptsHeld(store, 'user:acme:a', t0)).toBe(1)
-    await clearOne(store, 'user:acme:a\u0000b')
+    expect(await failuresOf(store, 'user:acme:a\u0000b', t0)).toBe(2)
+    expect(await attemptsHeld(store, 'user:acme:a', t0)).toBe(2)
+    await clearOne(store, 'user:acme:a\u0000b', t0)
     expect(await attemptsHeld(store, 'user:acme:a\u0000b', t0)).toBe(0)
   })
 
@@ -1054,10 +1056,11 @@ describe('openPostgresStore: four pools on one database, as four replicas', () =
     const stores = await replicas()
     const results = await Promise.all(
       Array.from({ length: 40 }, (_, i) =>
-        reserveOne(nth(stores, i), 'user:acme:alice', { limit: 9, now: t0, windowMs: 60_000 }),
+        reserveOne(nth(stores, i), 'user:acme:alice', { limit: 9, now: t0 }),
       ),
     )
-    expect(results.filter((r) => r.granted)).toHaveLength(9)
+    expect(results.filter((r) => r.status === 'granted')).toHaveLength(9)
+    expect(results.filter((r) => r.status === 'busy')).toHaveLength(31)
     expect(await attemptsHeld(nth(stores, 0), 'user:acme:alice', t0)).toBe(9)
   })
 
@@ -1066,28 +1069,33 @@ describe('openPostgresStore: four pools on one database, as four replicas', () =
     const window = { now: t0, windowMs: 60_000 }
     const user = (i: number) => ({ key: `user:acme:u${i % 4}`, limit: 6 })
     const address = { key: 'addr:192.0.2.1', limit: 20 }
-    // Half ask user then address, half the other way round; every other granted one is settled
-    // as a success (clear the user, give back the address) while the others still reserve.
+    // Half ask user then address, half the other way round; every fourth granted one is settled
+    // as a success (clear the user), the others as failures, while the rest still reserve.
     const outcomes = await Promise.all(
       Array.from({ length: 60 }, async (_, i) => {
         const store = nth(stores, i)
         const keys = i % 2 === 0 ? [user(i), address] : [address, user(i)]
-        const reservation = await store.throttle.reserveAttempts(keys, window)
-        if (!reservation.granted) return 'refused'
-        if (i % 4 !== 1) return 'failed'
-        const [a, b] = reservation.held
-        const heldAddress = a?.key === address.key ? a : b
-        if (heldAddress === undefined) throw new Error('no address held')
-        await store.throttle.settleAttempts({ clear: [user(i).key], release: [heldAddress] })
-        return 'signed-in'
+        const reservation = await store.throttle.reserveAttempts(keys, { now: t0, leaseMs: 60_000 })
+        if (reservation.status !== 'granted') return 'refused'
+        const success = i % 4 === 1
+        await store.throttle.settleAttempts(
+          {
+            hold: reservation.hold,
+            fail: success ? [] : [user(i).key, address.key],
+            clear: success ? [user(i).key] : [],
+          },
+          window,
+        )
+        return success ? 'signed-in' : 'failed'
       }),
     )
     const failed = outcomes.filter((o) => o === 'failed').length
-    // The address holds the failures only: every success gave its attempt back.
+    // The address holds the failures only, and no hold is left.
+    expect(await failuresOf(nth(stores, 0), address.key, t0)).toBe(failed)
     expect(await attemptsHeld(nth(stores, 0), address.key, t0)).toBe(failed)
     expect(failed).toBeLessThanOrEqual(20)
     for (const u of [0, 2, 3]) {
-      expect(await attemptsHeld(nth(stores, 0), `user:acme:u${u}`, t0)).toBeLessThanOrEqual(6)
+      expect(await failuresOf(nth(stores, 0), `user:acme:u${u}`, t0)).toBeLessThanOrEqual(6)
     }
   })
 
@@ -1152,8 +1160,8 @@ for (let i = 0; i < count; i++) {
     const user = { key: 'user:acme:u' + (i % 3), limit: 10 }
     const address = { key: 'addr:192.0.2.1', limit: 25 }
     const reservation = await store.throttle.reserveAttempts(
-      i % 2 === 0 ? [user, address] : [address, user], { now, windowMs: 60000 })
-    results.push(reservation.granted ? i % 3 : -1)
+      i % 2 === 0 ? [user, address] : [address, user], { now, leaseMs: 60000 })
+    results.push(reservation.status === 'granted' ? i % 3 : -1)
   } else {
     results.push(await store.keys.insertKeyIfAbsent({
       tenant: 'acme', kid: 'kid-' + i, alg: 'RS256', publicJwk: JSON.stringify({ worker }),

@@ -1,14 +1,11 @@
 import type {
   AuthorizationCodeStore,
   ExpiryStore,
-  HeldAttempt,
   MarkStore,
   RefreshTokenStore,
-  Reservation,
   RotateResult,
   SecretStore,
   SessionStore,
-  ThrottleStore,
 } from '@tessera/grants'
 import type { KeyStore, StoredKey } from '@tessera/keys'
 import pg from 'pg'
@@ -25,9 +22,7 @@ import {
   checkRedeemArgs,
   checkSecretArgs,
   checkText,
-  checkReservation,
   checkSession,
-  checkSettlement,
   checkTime,
   parsedConfigToAdd,
   parsedConfigToKeep,
@@ -41,6 +36,7 @@ import {
   type PgTarget,
 } from './internal/pg-database.js'
 import { migratePostgres } from './internal/pg-migrations.js'
+import { PURGE_HOLDS, pgThrottle } from './internal/pg-throttle.js'
 import {
   parseCodeRow,
   parseFamilyRow,
@@ -53,7 +49,6 @@ import {
   parseSessionEnd,
   parseSessionRow,
   parseTokenFamilyRow,
-  parseWindow,
 } from './internal/rows.js'
 
 /** Tuning of {@link openPostgresStore}; every field is optional. */
@@ -253,44 +248,6 @@ const REDEEM_CODE = `
   SELECT (SELECT count(*) FROM consumed)::int AS redeemed`
 
 /**
- * Counts one attempt on each key of $1 (sorted) at $2 = now, opening windows that end at $3,
- * whatever the limits: the adapter compares the counts with them and rolls the transaction back
- * when one is exceeded. Concurrent reservations of one key, from any replica, queue on its row
- * (an upsert locks it, and re-reads the newest committed count), and each holds its rows until
- * it commits or rolls back. A window that has ended restarts at 1. Other keys' ended windows are
- * left to purgeExpired, so that a reservation never waits on rows it does not count on.
- */
-const RESERVE_ATTEMPTS = `
-  INSERT INTO throttle ("key", count, reset_at)
-  SELECT k, 1, $3::bigint FROM unnest($1::bytea[]) WITH ORDINALITY AS asked(k, n) ORDER BY n
-  ON CONFLICT ("key") DO UPDATE SET
-    count = CASE WHEN throttle.reset_at <= $2::bigint THEN 1 ELSE throttle.count + 1 END,
-    reset_at = CASE WHEN throttle.reset_at <= $2::bigint THEN $3::bigint ELSE throttle.reset_at END
-  RETURNING encode("key", 'hex') AS key_hex, count, reset_at`
-
-/**
- * A settlement as one statement: $1 every key it touches, $2 the keys to clear, $3 and $4 the
- * keys and windows to give an attempt back to. `locked` takes the rows' locks in the order of
- * their bytes, as RESERVE_ATTEMPTS does; the DELETE and the UPDATE then write only rows it holds
- * (under READ COMMITTED, their newest version, with the WHERE re-checked on it).
- */
-const SETTLE_ATTEMPTS = `
-  WITH locked AS (
-    SELECT "key" FROM throttle WHERE "key" = ANY($1::bytea[]) ORDER BY "key" FOR UPDATE
-  ),
-  cleared AS (
-    DELETE FROM throttle AS t USING locked
-    WHERE t."key" = locked."key" AND t."key" = ANY($2::bytea[])
-  ),
-  released AS (
-    UPDATE throttle AS t SET count = t.count - 1
-    FROM locked, unnest($3::bytea[], $4::bigint[]) AS given(k, reset_at)
-    WHERE t."key" = locked."key" AND t."key" = given.k AND t.reset_at = given.reset_at
-      AND t.count > 0
-  )
-  SELECT 1`
-
-/**
  * A new session ($1 … $9, in SESSION_COLUMNS order), and the end of the one it replaces ($10,
  * none when NULL) at its createdAt, in one statement: a taken idHash fails both. The UPDATE
  * keeps the time a session first ended.
@@ -341,12 +298,6 @@ const ADD_PARSED_CONFIG = `
   ON CONFLICT ("key") DO UPDATE SET value = EXCLUDED.value, stored_at = EXCLUDED.stored_at`
 
 /** A refused reservation, thrown to roll its transaction back. */
-class Refused extends Error {
-  constructor(readonly reservation: Reservation) {
-    super('refused')
-  }
-}
-
 /** The most statements one store prepares (see statementName); it runs about 30. */
 const PREPARED_LIMIT = 100
 
@@ -550,52 +501,7 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
     },
   }
 
-  const throttle: ThrottleStore = {
-    reserveAttempts(asked, window): Promise<Reservation> {
-      return run('reserveAttempts', async () => {
-        checkReservation('reserveAttempts', asked, window)
-        const { now, windowMs } = window
-        const keys = asked.map(({ key }) => utf8(key))
-        // Rows are locked in one order, the bytes' (as ORDER BY sorts bytea), by every
-        // reservation and settlement, so two of them never wait on each other.
-        const ordered = [...keys].sort((a, b) => Buffer.compare(a, b))
-        return transaction('reserveAttempts', async (tx) => {
-          const { rows } = await tx(RESERVE_ATTEMPTS, [ordered, now, now + windowMs])
-          const counted = new Map(rows.map((row) => [String(row.key_hex), parseWindow(row)]))
-          const held: HeldAttempt[] = []
-          for (const [i, { key, limit }] of asked.entries()) {
-            const open = counted.get(keys[i]?.toString('hex') ?? '')
-            if (open === undefined) throw new Error('reserveAttempts: a key was not counted')
-            if (open.count > limit) {
-              // Rolled back: nothing is counted on any key.
-              throw new Refused({ granted: false, blocked: key, resetAt: open.resetAt })
-            }
-            held.push({ key, resetAt: open.resetAt })
-          }
-          return { granted: true, held } satisfies Reservation
-        }).catch((error: unknown) => {
-          if (error instanceof Refused) return error.reservation
-          throw error
-        })
-      })
-    },
-    settleAttempts(settlement) {
-      return run('settleAttempts', async (sql) => {
-        checkSettlement('settleAttempts', settlement)
-        const cleared = new Set(settlement.clear)
-        // A key that is cleared has nothing left to give back; one statement must not write a
-        // row twice.
-        const release = settlement.release.filter(({ key }) => !cleared.has(key))
-        if (cleared.size === 0 && release.length === 0) return
-        await sql(SETTLE_ATTEMPTS, [
-          [...cleared, ...release.map(({ key }) => key)].map(utf8),
-          [...cleared].map(utf8),
-          release.map(({ key }) => utf8(key)),
-          release.map(({ resetAt }) => resetAt),
-        ])
-      })
-    },
-  }
+  const throttle = pgThrottle({ run, transaction })
 
   const codes: AuthorizationCodeStore = {
     saveCode(code) {
@@ -877,6 +783,7 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
                FOR UPDATE SKIP LOCKED)`,
             now,
           ],
+          [PURGE_HOLDS, now],
           ['DELETE FROM marks WHERE expires_at <= $1', now],
         ]
         return transaction('purgeExpired', async (tx) => {

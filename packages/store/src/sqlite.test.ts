@@ -12,6 +12,8 @@ import { openSqliteStore } from './sqlite.js'
 import type { Store } from './store.js'
 import {
   attemptsHeld,
+  failOne,
+  failuresOf,
   codeRecord,
   describeStoreContract,
   raceLogoutAndRedemption,
@@ -62,18 +64,16 @@ describe('openSqliteStore', () => {
     const file = freshFile()
     const first = await open(file)
     await first.keys.insertKeyIfAbsent(storedKey())
-    await reserveOne(first, 'acme:alice', { limit: 1, now: 1_000, windowMs: 60_000 })
+    await failOne(first, 'acme:alice', { limit: 1, now: 1_000, windowMs: 60_000 })
     await first.close()
 
     const second = await open(file)
     expect(await second.keys.listKeys('acme')).toEqual([storedKey()])
-    expect(
-      await reserveOne(second, 'acme:alice', {
-        limit: 1,
-        now: 2_000,
-        windowMs: 60_000,
-      }),
-    ).toEqual({ granted: false, resetAt: 61_000 })
+    expect(await reserveOne(second, 'acme:alice', { limit: 1, now: 2_000 })).toEqual({
+      status: 'blocked',
+      key: 'acme:alice',
+      resetAt: 61_000,
+    })
   })
 
   it('applies each migration once, however often the file is opened', async () => {
@@ -168,9 +168,9 @@ describe('openSqliteStore', () => {
     await b.keys.updateKeyState('acme', '2025-03-10', 'retired', 5)
     expect(await a.keys.listKeys('acme')).toMatchObject([{ state: 'retired', retiredAt: 5 }])
     const window = { limit: 2, now: 0, windowMs: 60_000 }
-    await reserveOne(a, 'acme:alice', window)
-    expect((await reserveOne(b, 'acme:alice', window)).granted).toBe(true)
-    expect((await reserveOne(a, 'acme:alice', window)).granted).toBe(false)
+    await failOne(a, 'acme:alice', window)
+    expect((await reserveOne(b, 'acme:alice', window)).status).toBe('granted')
+    expect((await reserveOne(a, 'acme:alice', window)).status).toBe('busy')
   })
 
   it('lets exactly one of two stores on one file insert the same (tenant, kid)', async () => {
@@ -650,12 +650,12 @@ describe('createCheckpointer', () => {
     const file = freshFile()
     const store = await openSqliteStore(file)
     for (let i = 0; i < 300; i++) {
-      await reserveOne(store, `acme:user-${i}`, { limit: 1, now: t0, windowMs: 60_000 })
+      await failOne(store, `acme:user-${i}`, { limit: 1, now: t0, windowMs: 60_000 })
     }
     await store.close()
     await store.close()
     const reopened = await open(file)
-    expect(await attemptsHeld(reopened, 'acme:user-299', t0 + 1)).toBe(1)
+    expect(await failuresOf(reopened, 'acme:user-299', t0 + 1)).toBe(1)
   })
 })
 
@@ -719,10 +719,13 @@ describe('openSqliteStore: rotations asked in one turn are committed together', 
     const store = await open(file)
     await startFamily(store, refreshFamily(), sha256('rt-1'))
     const reader = raw(file)
-    const held = reader.prepare<[string], { count: number }>(
+    const heldOn = reader.prepare<[string], { n: number }>(
+      'SELECT count(*) AS n FROM throttle_holds WHERE "key" = ?',
+    )
+    const failures = reader.prepare<[string], { count: number }>(
       'SELECT count FROM throttle WHERE "key" = ?',
     )
-    const window = { now: t0, windowMs: 60_000 }
+    const terms = { now: t0, leaseMs: 60_000 }
     const keys = [
       { key: 'user:acme:alice', limit: 3 },
       { key: 'addr:192.0.2.1', limit: 10 },
@@ -730,8 +733,8 @@ describe('openSqliteStore: rotations asked in one turn are committed together', 
     try {
       const reserve = () =>
         store.throttle
-          .reserveAttempts(keys, window)
-          .then((result) => ({ result, seen: held.get('user:acme:alice')?.count }))
+          .reserveAttempts(keys, terms)
+          .then((result) => ({ result, seen: heldOn.get('user:acme:alice')?.n }))
       const [a, b, rotation, c, d] = await Promise.all([
         reserve(),
         reserve(),
@@ -740,21 +743,26 @@ describe('openSqliteStore: rotations asked in one turn are committed together', 
         reserve(),
       ])
       // Each saw those before it; each answer was committed, for another connection to read.
-      expect([a, b, c].map(({ result }) => result.granted)).toEqual([true, true, true])
-      expect(d.result).toEqual({ granted: false, blocked: 'user:acme:alice', resetAt: t0 + 60_000 })
+      expect([a, b, c].map(({ result }) => result.status)).toEqual([
+        'granted',
+        'granted',
+        'granted',
+      ])
+      expect(d.result).toEqual({ status: 'busy', key: 'user:acme:alice' })
       for (const { seen } of [a, b, c, d]) expect(seen).toBe(3)
       expect(rotation.status).toBe('rotated')
-      if (!a.result.granted) throw new Error('not granted')
-      const [, address] = a.result.held
-      if (address === undefined) throw new Error('no address held')
+      if (a.result.status !== 'granted') throw new Error('not granted')
       // A settlement and the reservation after it, in one turn: the second sees the first.
       const [, again] = await Promise.all([
-        store.throttle.settleAttempts({ clear: ['user:acme:alice'], release: [address] }),
-        store.throttle.reserveAttempts(keys, window),
+        store.throttle.settleAttempts(
+          { hold: a.result.hold, fail: ['user:acme:alice', 'addr:192.0.2.1'], clear: [] },
+          { now: t0, windowMs: 60_000 },
+        ),
+        store.throttle.reserveAttempts(keys, terms),
       ])
-      expect(again.granted).toBe(true)
-      expect(held.get('user:acme:alice')?.count).toBe(1)
-      expect(held.get('addr:192.0.2.1')?.count).toBe(3)
+      expect(again.status).toBe('busy')
+      expect(failures.get('user:acme:alice')?.count).toBe(1)
+      expect(heldOn.get('addr:192.0.2.1')?.n).toBe(2)
     } finally {
       reader.close()
     }

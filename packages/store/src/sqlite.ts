@@ -5,7 +5,6 @@ import type {
   AuthorizationCodeStore,
   ExpiryStore,
   FamilyIssue,
-  HeldAttempt,
   MarkStore,
   RefreshTokenStore,
   Reservation,
@@ -13,10 +12,7 @@ import type {
   SecretStore,
   SessionRecord,
   SessionStore,
-  Settlement,
-  ThrottleLimit,
   ThrottleStore,
-  ThrottleWindow,
 } from '@tessera/grants'
 import type { KeyState, KeyStore, StoredKey } from '@tessera/keys'
 import Database from 'better-sqlite3'
@@ -42,6 +38,7 @@ import {
 } from './internal/checks.js'
 import { CODE_RETENTION_MS, rotationStep } from './internal/lifecycle.js'
 import { settle } from './internal/settle.js'
+import { sqliteThrottle } from './internal/sqlite-throttle.js'
 import {
   parseCodeRow,
   parseFamilyRow,
@@ -54,8 +51,6 @@ import {
   parseSessionEnd,
   parseSessionRow,
   parseTokenFamilyRow,
-  parseWindow,
-  parseWindowEnd,
 } from './internal/rows.js'
 import { createCheckpointer, openDatabase } from './internal/sqlite-database.js'
 
@@ -247,19 +242,7 @@ function createSqliteStore(db: Database.Database, file: string): Store {
     if (deleteKeyRow.run(tenant, kid).changes === 1) recordPrunedKid.run(tenant, kid)
   })
 
-  const sweepWindows = db.prepare<[number]>('DELETE FROM throttle WHERE reset_at <= ?')
-  // Called after sweepWindows, under the write lock: a stored row is an open window, checked
-  // against the limit already, so it only counts on.
-  const countAttempt = db.prepare<[string, number]>(
-    `INSERT INTO throttle ("key", count, reset_at) VALUES (?, 1, ?)
-     ON CONFLICT ("key") DO UPDATE SET count = count + 1
-     RETURNING reset_at`,
-  )
-  const readWindow = db.prepare<[string]>('SELECT count, reset_at FROM throttle WHERE "key" = ?')
-  const uncountAttempt = db.prepare<[string, number]>(
-    'UPDATE throttle SET count = count - 1 WHERE "key" = ? AND reset_at = ? AND count > 0',
-  )
-  const clearWindow = db.prepare<[string]>('DELETE FROM throttle WHERE "key" = ?')
+  const throttleWrites = sqliteThrottle(db)
   const select1 = db.prepare('SELECT 1')
 
   const insertCode = db.prepare<CodeParams>(
@@ -538,37 +521,10 @@ function createSqliteStore(db: Database.Database, file: string): Store {
       purgeLogins.run(now).changes +
       purgeTokens.run(now).changes +
       purgeFamilies.run(now).changes +
-      sweepWindows.run(now).changes +
+      throttleWrites.purge(now) +
       purgeMarks.run(now).changes +
       purgeSessions.run(now, now).changes
     )
-  })
-
-  // IMMEDIATE takes the write lock up front, so the sweep, the checks and the counts cannot
-  // interleave with another process's: of any number of concurrent reservations, from any
-  // process on the file, at most each key's limit are granted, and a refused reservation counts
-  // nothing on any key. Every key is checked before any is counted, so nothing is undone. Ended
-  // windows are dropped as attempts come in, so guessed usernames do not pile up.
-  const reserveAttempts = db.transaction(
-    (asked: readonly ThrottleLimit[], { now, windowMs }: ThrottleWindow): Reservation => {
-      sweepWindows.run(now)
-      for (const { key, limit } of asked) {
-        const row = readWindow.get(key)
-        if (row !== undefined) {
-          const open = parseWindow(row)
-          if (open.count >= limit) return { granted: false, blocked: key, resetAt: open.resetAt }
-        }
-      }
-      const held = asked.map(({ key }): HeldAttempt => ({
-        key,
-        resetAt: parseWindowEnd(countAttempt.get(key, now + windowMs)),
-      }))
-      return { granted: true, held }
-    },
-  )
-  const settleAttempts = db.transaction(({ clear, release }: Settlement): void => {
-    for (const { key, resetAt } of release) uncountAttempt.run(key, resetAt)
-    for (const key of clear) clearWindow.run(key)
   })
 
   function use(): void {
@@ -651,14 +607,14 @@ function createSqliteStore(db: Database.Database, file: string): Store {
   }
 
   const throttle: ThrottleStore = {
-    reserveAttempts(asked, window): Promise<Reservation> {
-      return queueWrite(reserveAttempts, [asked, window], () =>
-        checkReservation('reserveAttempts', asked, window),
+    reserveAttempts(asked, terms): Promise<Reservation> {
+      return queueWrite(throttleWrites.reserve, [asked, terms], () =>
+        checkReservation('reserveAttempts', asked, terms),
       )
     },
-    settleAttempts(settlement) {
-      return queueWrite(settleAttempts, [settlement], () =>
-        checkSettlement('settleAttempts', settlement),
+    settleAttempts(settlement, window) {
+      return queueWrite(throttleWrites.settle, [settlement, window], () =>
+        checkSettlement('settleAttempts', settlement, window),
       )
     },
   }

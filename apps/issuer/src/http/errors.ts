@@ -1,4 +1,9 @@
-import { ClientKeysUnavailableError, OAuthError, ProviderFailureError } from '@tessera/grants'
+import {
+  ClientKeysUnavailableError,
+  OAuthError,
+  ProviderFailureError,
+  ThrottleBusyError,
+} from '@tessera/grants'
 import { StoreError } from '@tessera/store'
 import type { Context, Middleware } from 'koa'
 import type { Logger } from 'pino'
@@ -80,6 +85,17 @@ function render(error: unknown): Rendered | undefined {
       headers: { 'Retry-After': `${error.retryAfterSeconds}` },
     }
   }
+  if (error instanceof ThrottleBusyError) {
+    // Waited PROVIDER_TIMEOUT_MS for the checks ahead of it on a counter, without a decision.
+    return {
+      status: 503,
+      body: {
+        error: 'temporarily_unavailable',
+        error_description: `sign-in attempts ${error.waitedFor === 'user' ? 'for this user' : 'from this address'} are still being checked; retry later`,
+      },
+      headers: { 'Retry-After': `${error.retryAfterSeconds}` },
+    }
+  }
   if (error instanceof ProviderFailureError) {
     // A timeout is RFC 6749's "cannot answer now"; anything else is the server's own fault.
     return error.code === 'ERR_PROVIDER_TIMEOUT'
@@ -121,6 +137,8 @@ export function respondWithError(ctx: Context, error: unknown, logger: Logger): 
       { client_id: error.clientId, method: ctx.method, path: ctx.path },
       'client keys unavailable',
     )
+  } else if (error instanceof ThrottleBusyError) {
+    logger.warn({ waited_for: error.waitedFor, path: ctx.path }, 'throttle wait ran out')
   } else if (rendered?.status === 503) {
     // Expected during an outage; the message names host and database, never credentials.
     logger.warn({ err: error, method: ctx.method, path: ctx.path }, 'database unavailable')

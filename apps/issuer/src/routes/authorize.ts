@@ -246,19 +246,13 @@ export function loginRoute(deps: AuthorizeRouteDeps): Middleware<TenantState> {
         if (outcome.session !== undefined) setSessionCookie(ctx, outcome.session, deps)
         return redirect(ctx, outcome.location)
       case 'retry':
-        return showLogin(
-          ctx,
-          outcome.request,
-          deps,
-          outcome.retryAfterSeconds === undefined ? 400 : 429,
-          {
-            message: outcome.message,
-            ...(username === undefined ? {} : { username }),
-            ...(outcome.retryAfterSeconds === undefined
-              ? {}
-              : { retryAfterSeconds: outcome.retryAfterSeconds }),
-          },
-        )
+        return showLogin(ctx, outcome.request, deps, outcome.status ?? 400, {
+          message: outcome.message,
+          ...(username === undefined ? {} : { username }),
+          ...(outcome.retryAfterSeconds === undefined
+            ? {}
+            : { retryAfterSeconds: outcome.retryAfterSeconds }),
+        })
     }
   }
 }

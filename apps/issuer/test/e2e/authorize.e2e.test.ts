@@ -417,7 +417,7 @@ describe('GET /authorize and the login page', () => {
     )
     expect(locked.status).toBe(429)
     expect(Number(locked.headers['retry-after'])).toBeGreaterThan(0)
-    expect(locked.text).toContain('Too many failed attempts')
+    expect(locked.text).toContain('Too many failed sign-in attempts for this user.')
   })
 
   it('refuses PUT with 405', async () => {

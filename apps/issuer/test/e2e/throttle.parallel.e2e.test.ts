@@ -63,7 +63,10 @@ describe('password throttling under parallel requests (issue #11)', { timeout: 1
     expect(statuses(responses)).toEqual({ 400: reached.length, 429: PARALLEL - reached.length })
     const refused = responses[right]!
     expect(refused.status).toBe(429)
-    expect(refused.json).toMatchObject({ error: 'temporarily_unavailable' })
+    expect(refused.json).toEqual({
+      error: 'temporarily_unavailable',
+      error_description: 'too many failed sign-in attempts for this user; try again later',
+    })
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0)
 
     // Other users are unaffected.
@@ -87,7 +90,7 @@ describe('password throttling under parallel requests (issue #11)', { timeout: 1
     const refused = responses[right]!
     expect(refused.status).toBe(429)
     expect(refused.headers['content-type']).toMatch(/^text\/html/)
-    expect(refused.text).toContain('Too many failed attempts')
+    expect(refused.text).toContain('Too many failed sign-in attempts for this user.')
     expect(refused.headers.location).toBeUndefined()
 
     // Another user signs in through the same form.
@@ -146,5 +149,8 @@ describe('per-address throttling under parallel requests (issue #11)', { timeout
     expect(reached.every(([, outcome]) => outcome !== 'right')).toBe(true)
     expect(statuses(responses)).toEqual({ 400: reached.length, 429: PARALLEL - reached.length })
     expect(responses[right]!.status).toBe(429)
+    expect(responses[right]!.json).toMatchObject({
+      error_description: 'too many failed sign-in attempts from this address; try again later',
+    })
   })
 })

@@ -72,6 +72,10 @@ describe(
       expect(responses.filter((r) => r.status === 400)).toHaveLength(reached.length)
       expect(responses.filter((r) => r.status === 429)).toHaveLength(PARALLEL - reached.length)
       expect(responses[right]!.status).toBe(429)
+      expect(responses[right]!.json).toEqual({
+        error: 'temporarily_unavailable',
+        error_description: 'too many failed sign-in attempts for this user; try again later',
+      })
 
       // Another user is unaffected, at either replica.
       expect((await passwordGrant(a.url, 'bob', 'bob-password')).status).toBe(200)
@@ -98,6 +102,16 @@ describe(
       expect(responses.filter((r) => r.status === 400)).toHaveLength(reached.length)
       expect(responses.filter((r) => r.status === 429)).toHaveLength(PARALLEL - reached.length)
       expect(responses[right]!.status).toBe(429)
+    })
+
+    it('answers 20 parallel password grants of one user split over both replicas 200', async () => {
+      const responses = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          passwordGrant((i % 2 === 0 ? a : b).url, 'frank', 'frank-password'),
+        ),
+      )
+      expect(responses.map((r) => r.status)).toEqual(Array.from({ length: 20 }, () => 200))
+      expect(providerCalls(calls, 'frank')).toHaveLength(20)
     })
 
     it('counts hostile usernames without a 500: 10,000 random characters, a lone surrogate', async () => {

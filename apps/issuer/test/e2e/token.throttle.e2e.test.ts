@@ -65,4 +65,22 @@ describe('POST /token (password brute-force protection)', () => {
     expect(Number(locked.headers['retry-after'])).toBeGreaterThan(0)
     expect((await attempt('bob', 'bob-password', '10.1.1.1')).status).toBe(200)
   })
+
+  it('counts an IPv6 client per /64, and an IPv4-mapped address as its IPv4 address', async () => {
+    // Six addresses of one /64: one client rotating through its own prefix.
+    for (let i = 0; i < 6; i++) {
+      expect((await attempt(`v6user${i}`, 'wrong', `2001:db8:7:8::${i + 1}`)).status).toBe(400)
+    }
+    const locked = await attempt('bob', 'bob-password', '2001:db8:7:8:ffff::1')
+    expect(locked.status).toBe(429)
+    expect(locked.json).toMatchObject({
+      error_description: 'too many failed sign-in attempts from this address; try again later',
+    })
+    expect((await attempt('bob', 'bob-password', '2001:db8:7:9::1')).status).toBe(200)
+
+    for (let i = 0; i < 6; i++) {
+      expect((await attempt(`v4user${i}`, 'wrong', '::ffff:10.8.8.8')).status).toBe(400)
+    }
+    expect((await attempt('bob', 'bob-password', '10.8.8.8')).status).toBe(429)
+  })
 })

@@ -106,7 +106,13 @@ function depsWith(sessions = memorySessions()): GrantDeps & {
     saved,
     sessionStore: sessions,
     throttle: memoryThrottle(),
-    throttlePolicy: { maxFailuresPerUser: 5, maxFailuresPerAddress: 3, windowMs: 60_000 },
+    throttlePolicy: {
+      maxFailuresPerUser: 5,
+      maxFailuresPerAddress: 3,
+      windowMs: 60_000,
+      waitMs: 1_000,
+      leaseMs: 11_000,
+    },
     codes: {
       saveCode: (code) => {
         saved.push(code)

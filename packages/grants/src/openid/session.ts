@@ -1,7 +1,13 @@
 import type { GrantDeps, TenantContext } from '../context.js'
 import { randomToken, sha256Hex } from '../crypto.js'
 import type { AuthenticatedUser, SessionRecord } from '../ports.js'
-import { addressThrottleKey } from '../throttle.js'
+import {
+  addressThrottleKey,
+  holdAttempt,
+  settleAttempt,
+  ThrottleBusyError,
+  ThrottledError,
+} from '../throttle.js'
 
 // What `randomToken` makes: 32 bytes of base64url. Anything else was never a session cookie.
 const SESSION_VALUE = /^[\w-]{43}$/
@@ -37,8 +43,9 @@ export function isLiveSession(
 /**
  * Finds the live session a browser's cookie names, throttled like a password: a cookie that
  * names none counts as one failure on the client address's counter (the login's), and once that
- * counter is full no cookie is looked up at all, so guessing session values is no faster than
- * guessing passwords. A cookie that names a live session costs the address nothing.
+ * counter holds its limit of failures no cookie is looked up at all, so guessing session values
+ * is no faster than guessing passwords. A cookie that names a live session costs the address
+ * nothing; while lookups are in flight it may wait for them, as a password check does.
  */
 export async function findSession(
   cookie: string | undefined,
@@ -47,19 +54,35 @@ export async function findSession(
   deps: Pick<GrantDeps, 'sessions' | 'throttle' | 'throttlePolicy' | 'clock'>,
 ): Promise<SessionLookup> {
   if (cookie === undefined) return { clear: false }
-  const now = deps.clock()
   const key = addressThrottleKey(address)
-  const reservation = await deps.throttle.reserveAttempts(
-    [{ key, limit: deps.throttlePolicy.maxFailuresPerAddress }],
-    { now, windowMs: deps.throttlePolicy.windowMs },
-  )
-  // A blocked address signs in with the form, which answers it with the throttle's message.
-  if (!reservation.granted) return { clear: false }
-  const record = SESSION_VALUE.test(cookie)
-    ? await deps.sessions.findSession(tenant.name, sha256Hex(cookie))
-    : undefined
-  if (!isLiveSession(record, tenant, now)) return { clear: true }
-  await deps.throttle.settleAttempts({ clear: [], release: reservation.held })
+  let hold: string
+  try {
+    hold = await holdAttempt(
+      [{ key, limit: deps.throttlePolicy.maxFailuresPerAddress, cause: 'address' }],
+      deps,
+    )
+  } catch (error) {
+    // A blocked or busy address signs in with the form, which answers it with the throttle's
+    // message.
+    if (error instanceof ThrottledError || error instanceof ThrottleBusyError) {
+      return { clear: false }
+    }
+    throw error
+  }
+  let record: SessionRecord | undefined
+  try {
+    record = SESSION_VALUE.test(cookie)
+      ? await deps.sessions.findSession(tenant.name, sha256Hex(cookie))
+      : undefined
+  } catch (error) {
+    await settleAttempt(hold, [key], { fail: [], clear: [] }, deps).catch(() => undefined)
+    throw error
+  }
+  if (!isLiveSession(record, tenant, deps.clock())) {
+    await settleAttempt(hold, [key], { fail: [key], clear: [] }, deps)
+    return { clear: true }
+  }
+  await settleAttempt(hold, [key], { fail: [], clear: [] }, deps)
   return { session: record, clear: false }
 }
 

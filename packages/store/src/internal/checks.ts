@@ -1,10 +1,10 @@
 import type {
   AuthorizationCodeRecord,
   FamilyIssue,
-  HeldAttempt,
   RefreshFamily,
   SessionRecord,
   Settlement,
+  ReservationTerms,
   ThrottleLimit,
   ThrottleWindow,
 } from '@tessera/grants'
@@ -13,18 +13,18 @@ import type { ParsedConfigEntry } from '../parsed-config.js'
 
 /**
  * The arguments of `reserveAttempts`: at least one key, no key twice (one attempt per key), each
- * a well-formed string with a positive integer limit; integer epoch milliseconds and a positive integer
- * length. Argument checks are shared by the adapters, so that all refuse the same misuse the
- * same way.
+ * a well-formed string with a positive integer limit; integer epoch milliseconds and a positive
+ * integer lease. Argument checks are shared by the adapters, so that all refuse the same misuse
+ * the same way.
  */
 export function checkReservation(
   method: string,
   keys: readonly ThrottleLimit[],
-  window: ThrottleWindow,
+  terms: ReservationTerms,
 ): void {
-  checkTime(method, 'now', window.now)
-  if (!(Number.isSafeInteger(window.windowMs) && window.windowMs > 0)) {
-    throw new TypeError(`${method}: windowMs must be a positive integer number of milliseconds`)
+  checkTime(method, 'now', terms.now)
+  if (!(Number.isSafeInteger(terms.leaseMs) && terms.leaseMs > 0)) {
+    throw new TypeError(`${method}: leaseMs must be a positive integer number of milliseconds`)
   }
   if (!Array.isArray(keys) || keys.length === 0) {
     throw new TypeError(`${method}: keys must be a non-empty array`)
@@ -42,22 +42,32 @@ export function checkReservation(
   }
 }
 
-/** The argument of `settleAttempts`: well-formed string keys, and integer epoch milliseconds. */
-export function checkSettlement(method: string, settlement: Settlement): void {
-  if (!Array.isArray(settlement.clear) || !Array.isArray(settlement.release)) {
-    throw new TypeError(`${method}: clear and release must be arrays`)
+/**
+ * The arguments of `settleAttempts`: a hold, well-formed distinct keys, no key both failed and
+ * cleared, integer epoch milliseconds and a positive integer window.
+ */
+export function checkSettlement(
+  method: string,
+  settlement: Settlement,
+  window: ThrottleWindow,
+): void {
+  checkTime(method, 'now', window.now)
+  if (!(Number.isSafeInteger(window.windowMs) && window.windowMs > 0)) {
+    throw new TypeError(`${method}: windowMs must be a positive integer number of milliseconds`)
   }
+  checkText(method, 'hold', settlement.hold)
+  if (!Array.isArray(settlement.fail) || !Array.isArray(settlement.clear)) {
+    throw new TypeError(`${method}: fail and clear must be arrays`)
+  }
+  const fail: readonly string[] = settlement.fail
   const clear: readonly string[] = settlement.clear
-  const release: readonly HeldAttempt[] = settlement.release
-  for (const key of clear) checkText(method, 'key', key)
-  // One attempt given back per key: a key given back twice would be one decrement on one adapter
-  // and two on another.
-  const given = new Set<string>()
-  for (const { key, resetAt } of release) {
+  // One failure per key: a key failed twice would be one increment on one adapter and two on
+  // another.
+  const seen = new Set<string>()
+  for (const key of [...fail, ...clear]) {
     checkText(method, 'key', key)
-    if (given.has(key)) throw new TypeError(`${method}: keys given back must be distinct`)
-    given.add(key)
-    checkTime(method, 'resetAt', resetAt)
+    if (seen.has(key)) throw new TypeError(`${method}: fail and clear keys must be distinct`)
+    seen.add(key)
   }
 }
 

@@ -230,6 +230,22 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX parsed_config_stored_at ON parsed_config (stored_at);
     `,
   },
+  {
+    // Password checks in flight: one row per key of a hold, until it is settled or its lease
+    // runs out. throttle.count holds settled failures only.
+    version: 11,
+    name: 'throttle_holds',
+    sql: `
+      CREATE TABLE throttle_holds (
+        hold TEXT NOT NULL,
+        "key" TEXT NOT NULL,
+        expires_at INTEGER NOT NULL,
+        PRIMARY KEY (hold, "key")
+      ) STRICT;
+      CREATE INDEX throttle_holds_key ON throttle_holds ("key", expires_at);
+      CREATE INDEX throttle_holds_expires_at ON throttle_holds (expires_at);
+    `,
+  },
 ]
 
 /**

@@ -245,6 +245,21 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX parsed_config_stored_at ON parsed_config (stored_at);
     `,
   },
+  {
+    // Password checks in flight (see the SQLite migration 11); keys are BYTEA as in throttle.
+    version: 11,
+    name: 'throttle_holds',
+    sql: `
+      CREATE TABLE throttle_holds (
+        hold TEXT COLLATE "C" NOT NULL,
+        "key" BYTEA NOT NULL,
+        expires_at BIGINT NOT NULL,
+        PRIMARY KEY (hold, "key")
+      );
+      CREATE INDEX throttle_holds_key ON throttle_holds ("key", expires_at);
+      CREATE INDEX throttle_holds_expires_at ON throttle_holds (expires_at);
+    `,
+  },
 ]
 
 /**

@@ -20,7 +20,6 @@ const KeyRowSchema = z.object({
   retired_at: z.int().nullable(),
 })
 
-const WindowEndRowSchema = z.object({ reset_at: z.int() })
 const WindowRowSchema = z.object({ count: z.int(), reset_at: z.int() })
 
 function isJsonObject(value: unknown): value is Record<string, unknown> {
@@ -153,13 +152,6 @@ export function parseWindow(row: unknown): { count: number; resetAt: number } {
   const result = WindowRowSchema.safeParse(row)
   if (!result.success) throw invalid('a throttle row', result.error)
   return { count: result.data.count, resetAt: result.data.reset_at }
-}
-
-/** The `reset_at` of a throttle row: when its window ends. */
-export function parseWindowEnd(row: unknown): number {
-  const result = WindowEndRowSchema.safeParse(row)
-  if (!result.success) throw invalid('a throttle row', result.error)
-  return result.data.reset_at
 }
 
 /** A row of `authorization_codes`; NULL columns leave their optional fields out. */

@@ -8,6 +8,22 @@ import type {
 import type { StoredKey } from '@tessera/keys'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { StoreError } from '../errors.js'
+import {
+  attemptsHeld,
+  describeThrottleContract,
+  failOne,
+  failuresOf,
+  reserveOne,
+} from './throttle-contract.js'
+
+export {
+  attemptsHeld,
+  clearOne,
+  failOne,
+  failuresOf,
+  releaseOne,
+  reserveOne,
+} from './throttle-contract.js'
 import type { ParsedConfigEntry } from '../parsed-config.js'
 import type { Store } from '../store.js'
 
@@ -152,44 +168,6 @@ export async function startFamily(
   const issue: FamilyIssue = { family, tokenHash }
   if (!(await store.codes.redeemCode(family.tenant, codeHash, t0, issue))) {
     throw new Error('startFamily: the code was not redeemed')
-  }
-}
-
-/** One attempt on one key, answered as whether it was granted and when its window ends. */
-export async function reserveOne(
-  store: Store,
-  key: string,
-  { limit, now, windowMs }: { limit: number; now: number; windowMs: number },
-): Promise<{ granted: boolean; resetAt: number }> {
-  const reservation = await store.throttle.reserveAttempts([{ key, limit }], { now, windowMs })
-  if (!reservation.granted) return { granted: false, resetAt: reservation.resetAt }
-  const [held] = reservation.held
-  if (held?.key !== key) throw new Error('reserveOne: the reservation holds another key')
-  return { granted: true, resetAt: held.resetAt }
-}
-
-/** Gives back one attempt of `key` counted in the window that ends at `resetAt`. */
-export function releaseOne(store: Store, key: string, resetAt: number): Promise<void> {
-  return store.throttle.settleAttempts({ clear: [], release: [{ key, resetAt }] })
-}
-
-/** Forgets `key`. */
-export function clearOne(store: Store, key: string): Promise<void> {
-  return store.throttle.settleAttempts({ clear: [key], release: [] })
-}
-
-/**
- * How many attempts the window of `key` open at `now` holds, read through the port itself: a
- * reservation at limit k is granted only below k, and is given back at once. Leaves a window of
- * count 0 behind when none was open.
- */
-export async function attemptsHeld(store: Store, key: string, now: number): Promise<number> {
-  for (let limit = 1; ; limit++) {
-    const reservation = await reserveOne(store, key, { limit, now, windowMs: hour })
-    if (reservation.granted) {
-      await releaseOne(store, key, reservation.resetAt)
-      return limit - 1
-    }
   }
 }
 
@@ -445,261 +423,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       })
     })
 
-    describe('throttle', () => {
-      const windowMs = 15 * minute
-      const at = (now: number, limit = 3) => ({ limit, now, windowMs })
-
-      it('grants reservations up to the limit, then refuses them until the window ends', async () => {
-        for (let i = 0; i < 3; i++) {
-          expect(await reserveOne(store, 'acme:alice', at(t0 + i * minute))).toEqual({
-            granted: true,
-            resetAt: t0 + windowMs,
-          })
-        }
-        for (const now of [t0 + 3 * minute, t0 + windowMs - 1]) {
-          expect(await reserveOne(store, 'acme:alice', at(now))).toEqual({
-            granted: false,
-            resetAt: t0 + windowMs,
-          })
-        }
-        expect(await attemptsHeld(store, 'acme:alice', t0 + 4 * minute)).toBe(3)
-      })
-
-      it('opens a new window at count 1 once the stored one has ended', async () => {
-        for (let i = 0; i < 3; i++) await reserveOne(store, 'acme:alice', at(t0))
-        const later = t0 + windowMs
-        expect(await reserveOne(store, 'acme:alice', at(later))).toEqual({
-          granted: true,
-          resetAt: later + windowMs,
-        })
-        expect(await attemptsHeld(store, 'acme:alice', later)).toBe(1)
-      })
-
-      it('refuses at once when the limit has been lowered below what the window holds', async () => {
-        for (let i = 0; i < 3; i++) await reserveOne(store, 'acme:alice', at(t0))
-        expect(await reserveOne(store, 'acme:alice', at(t0, 1))).toEqual({
-          granted: false,
-          resetAt: t0 + windowMs,
-        })
-      })
-
-      it('gives back a reservation of the open window, never below zero', async () => {
-        const first = await reserveOne(store, 'acme:alice', at(t0))
-        await reserveOne(store, 'acme:alice', at(t0))
-        await releaseOne(store, 'acme:alice', first.resetAt)
-        expect(await attemptsHeld(store, 'acme:alice', t0)).toBe(1)
-        for (let i = 0; i < 3; i++) await releaseOne(store, 'acme:alice', first.resetAt)
-        await releaseOne(store, 'acme:never-seen', first.resetAt)
-        expect(await attemptsHeld(store, 'acme:alice', t0)).toBe(0)
-        const granted = await Promise.all(
-          Array.from({ length: 5 }, () => reserveOne(store, 'acme:alice', at(t0))),
-        )
-        expect(granted.filter((r) => r.granted)).toHaveLength(3)
-      })
-
-      it('ignores a release for a window that has ended', async () => {
-        const old = await reserveOne(store, 'acme:alice', at(t0, 1))
-        const later = t0 + windowMs
-        const current = await reserveOne(store, 'acme:alice', at(later, 1))
-        expect(current.granted).toBe(true)
-        await releaseOne(store, 'acme:alice', old.resetAt)
-        expect(await reserveOne(store, 'acme:alice', at(later, 1))).toEqual({
-          granted: false,
-          resetAt: later + windowMs,
-        })
-      })
-
-      it('keeps keys apart and clears one', async () => {
-        await reserveOne(store, 'acme:alice', at(t0))
-        await reserveOne(store, 'ip:192.0.2.1', at(t0))
-        await clearOne(store, 'acme:alice')
-        await clearOne(store, 'acme:never-seen')
-        expect(await attemptsHeld(store, 'acme:alice', t0)).toBe(0)
-        expect(await attemptsHeld(store, 'ip:192.0.2.1', t0)).toBe(1)
-      })
-
-      it('grants exactly the limit among concurrent reservations (issue #11)', async () => {
-        const results = await Promise.all(
-          Array.from({ length: 25 }, () => reserveOne(store, 'acme:alice', at(t0, 7))),
-        )
-        expect(results.filter((r) => r.granted)).toHaveLength(7)
-        expect(results.every((r) => r.resetAt === t0 + windowMs)).toBe(true)
-        expect(await attemptsHeld(store, 'acme:alice', t0)).toBe(7)
-      })
-
-      it('reserves every key or none: a key at its limit refuses the whole reservation', async () => {
-        await reserveOne(store, 'acme:alice', at(t0))
-        for (let i = 0; i < 2; i++) await reserveOne(store, 'ip:192.0.2.1', at(t0, 2))
-        const later = t0 + minute
-        expect(
-          await store.throttle.reserveAttempts(
-            [
-              { key: 'acme:alice', limit: 3 },
-              { key: 'ip:192.0.2.1', limit: 2 },
-            ],
-            { now: later, windowMs },
-          ),
-        ).toEqual({ granted: false, blocked: 'ip:192.0.2.1', resetAt: t0 + windowMs })
-        // The user's count is what it was, and a key never seen holds no window at all.
-        expect(
-          await store.throttle.reserveAttempts(
-            [
-              { key: 'acme:bob', limit: 3 },
-              { key: 'ip:192.0.2.1', limit: 2 },
-            ],
-            { now: later, windowMs },
-          ),
-        ).toMatchObject({ granted: false, blocked: 'ip:192.0.2.1' })
-        expect(await attemptsHeld(store, 'acme:alice', later)).toBe(1)
-        expect(await attemptsHeld(store, 'acme:bob', later)).toBe(0)
-        expect(await attemptsHeld(store, 'ip:192.0.2.1', later)).toBe(2)
-      })
-
-      it('names the first key asked that is at its limit', async () => {
-        for (let i = 0; i < 3; i++) await reserveOne(store, 'acme:alice', at(t0))
-        for (let i = 0; i < 3; i++) await reserveOne(store, 'ip:192.0.2.1', at(t0 + minute))
-        const alice = { key: 'acme:alice', limit: 3 }
-        const address = { key: 'ip:192.0.2.1', limit: 3 }
-        const now = { now: t0 + 2 * minute, windowMs }
-        expect(await store.throttle.reserveAttempts([alice, address], now)).toEqual({
-          granted: false,
-          blocked: 'acme:alice',
-          resetAt: t0 + windowMs,
-        })
-        expect(await store.throttle.reserveAttempts([address, alice], now)).toEqual({
-          granted: false,
-          blocked: 'ip:192.0.2.1',
-          resetAt: t0 + minute + windowMs,
-        })
-      })
-
-      it('answers each key’s own window, in the order asked', async () => {
-        await reserveOne(store, 'acme:alice', at(t0))
-        const later = t0 + 5 * minute
-        expect(
-          await store.throttle.reserveAttempts(
-            [
-              { key: 'ip:192.0.2.1', limit: 3 },
-              { key: 'acme:alice', limit: 3 },
-            ],
-            { now: later, windowMs },
-          ),
-        ).toEqual({
-          granted: true,
-          held: [
-            { key: 'ip:192.0.2.1', resetAt: later + windowMs },
-            { key: 'acme:alice', resetAt: t0 + windowMs },
-          ],
-        })
-        expect(await attemptsHeld(store, 'acme:alice', later)).toBe(2)
-        expect(await attemptsHeld(store, 'ip:192.0.2.1', later)).toBe(1)
-      })
-
-      it('settles a success in one call: clears one key, gives back the other’s attempt', async () => {
-        const keys = [
-          { key: 'acme:alice', limit: 3 },
-          { key: 'ip:192.0.2.1', limit: 5 },
-        ]
-        await store.throttle.reserveAttempts(keys, { now: t0, windowMs })
-        const reservation = await store.throttle.reserveAttempts(keys, { now: t0, windowMs })
-        if (!reservation.granted) throw new Error('not granted')
-        const [, address] = reservation.held
-        if (address === undefined) throw new Error('no address held')
-        await store.throttle.settleAttempts({ clear: ['acme:alice'], release: [address] })
-        expect(await attemptsHeld(store, 'acme:alice', t0)).toBe(0)
-        expect(await attemptsHeld(store, 'ip:192.0.2.1', t0)).toBe(1)
-        // Settling nothing, or keys never seen, changes nothing.
-        await store.throttle.settleAttempts({ clear: [], release: [] })
-        await store.throttle.settleAttempts({
-          clear: ['acme:never-seen'],
-          release: [{ key: 'acme:unknown', resetAt: t0 + windowMs }],
-        })
-        expect(await attemptsHeld(store, 'ip:192.0.2.1', t0)).toBe(1)
-      })
-
-      it('gives back several attempts in one call, and a key both cleared and given back is gone', async () => {
-        const keys = [
-          { key: 'acme:alice', limit: 3 },
-          { key: 'ip:192.0.2.1', limit: 5 },
-        ]
-        await store.throttle.reserveAttempts(keys, { now: t0, windowMs })
-        const reservation = await store.throttle.reserveAttempts(keys, { now: t0, windowMs })
-        if (!reservation.granted) throw new Error('not granted')
-        await store.throttle.settleAttempts({ clear: [], release: reservation.held })
-        expect(await attemptsHeld(store, 'acme:alice', t0)).toBe(1)
-        expect(await attemptsHeld(store, 'ip:192.0.2.1', t0)).toBe(1)
-        await store.throttle.settleAttempts({ clear: ['acme:alice'], release: reservation.held })
-        expect(await attemptsHeld(store, 'acme:alice', t0)).toBe(0)
-        expect(await attemptsHeld(store, 'ip:192.0.2.1', t0)).toBe(0)
-      })
-
-      it('counts nothing on the other keys of concurrent reservations a key refuses (issue #11)', async () => {
-        const results = await Promise.all(
-          Array.from({ length: 30 }, (_, i) =>
-            store.throttle.reserveAttempts(
-              i % 2 === 0
-                ? [
-                    { key: `acme:user-${i}`, limit: 1 },
-                    { key: 'ip:192.0.2.1', limit: 5 },
-                  ]
-                : [
-                    { key: 'ip:192.0.2.1', limit: 5 },
-                    { key: `acme:user-${i}`, limit: 1 },
-                  ],
-              { now: t0, windowMs },
-            ),
-          ),
-        )
-        expect(results.filter((r) => r.granted)).toHaveLength(5)
-        expect(await attemptsHeld(store, 'ip:192.0.2.1', t0)).toBe(5)
-        for (const [i, result] of results.entries()) {
-          expect(await attemptsHeld(store, `acme:user-${i}`, t0)).toBe(result.granted ? 1 : 0)
-        }
-      })
-
-      it('throws a TypeError for no keys, a key twice, a malformed key or settlement', async () => {
-        const window = { now: t0, windowMs }
-        await expect(store.throttle.reserveAttempts([], window)).rejects.toThrow(TypeError)
-        await expect(
-          store.throttle.reserveAttempts(
-            [
-              { key: 'acme:alice', limit: 3 },
-              { key: 'acme:alice', limit: 5 },
-            ],
-            window,
-          ),
-        ).rejects.toThrow(TypeError)
-        await expect(
-          store.throttle.settleAttempts({ clear: 'acme:alice', release: [] } as never),
-        ).rejects.toThrow(TypeError)
-        await expect(
-          store.throttle.settleAttempts({
-            clear: [],
-            release: [{ key: 'acme:alice', resetAt: 1.5 }],
-          }),
-        ).rejects.toThrow(TypeError)
-        await expect(
-          store.throttle.reserveAttempts([{ key: 'acme:\uD800', limit: 3 }], window),
-        ).rejects.toThrow(TypeError)
-        const twice = { key: 'acme:alice', resetAt: t0 + windowMs }
-        await expect(
-          store.throttle.settleAttempts({ clear: [], release: [twice, twice] }),
-        ).rejects.toThrow(TypeError)
-        expect(await attemptsHeld(store, 'acme:alice', t0)).toBe(0)
-      })
-
-      it('throws a TypeError for a window or limit that is not a positive integer', async () => {
-        for (const window of [
-          { limit: 3, now: t0, windowMs: 0 },
-          { limit: 0, now: t0, windowMs },
-          { limit: 1.5, now: t0, windowMs },
-          { limit: 3, now: Number.NaN, windowMs },
-        ]) {
-          await expect(reserveOne(store, 'acme:alice', window)).rejects.toThrow(TypeError)
-        }
-        await expect(releaseOne(store, 'acme:alice', Number.NaN)).rejects.toThrow(TypeError)
-      })
-    })
+    describeThrottleContract(() => store)
 
     describe('authorization codes', () => {
       it('saves a code and finds it by (tenant, hash) with every field intact', async () => {
@@ -1468,15 +1192,13 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
           refreshFamily({ familyId: 'live', expiresAt: now + 1 }),
           sha256('l1'),
         )
-        await reserveOne(store, 'acme:old', { limit: 5, now: now - windowMs, windowMs })
-        await reserveOne(store, 'acme:live', {
-          limit: 5,
-          now: now - windowMs + 1,
-          windowMs,
-        })
+        await failOne(store, 'acme:old', { limit: 5, now: now - windowMs, windowMs })
+        await failOne(store, 'acme:live', { limit: 5, now: now - windowMs + 1, windowMs })
+        // A hold never settled, whose lease runs out at `now`.
+        await reserveOne(store, 'acme:stuck', { limit: 5, now: now - hour })
 
-        // 3 codes, 2 tokens, 1 family, 1 window.
-        expect(await store.expiry.purgeExpired(now)).toBe(7)
+        // 3 codes, 2 tokens, 1 family, 1 window, 1 hold.
+        expect(await store.expiry.purgeExpired(now)).toBe(8)
         expect(await store.expiry.purgeExpired(now)).toBe(0)
 
         expect(await store.codes.findCode('acme', purgedCode.codeHash)).toBeUndefined()
@@ -1487,7 +1209,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
           family: { familyId: 'live' },
         })
         expect(await attemptsHeld(store, 'acme:old', now - 1)).toBe(0)
-        expect(await attemptsHeld(store, 'acme:live', now)).toBe(1)
+        expect(await failuresOf(store, 'acme:live', now)).toBe(1)
       })
 
       it('deletes nothing from an empty store', async () => {
@@ -1793,9 +1515,13 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
           () =>
             store.throttle.reserveAttempts([{ key: 'acme:alice', limit: 1 }], {
               now: t0,
-              windowMs: 1,
+              leaseMs: 1,
             }),
-          () => store.throttle.settleAttempts({ clear: ['acme:alice'], release: [] }),
+          () =>
+            store.throttle.settleAttempts(
+              { hold: 'h', fail: [], clear: ['acme:alice'] },
+              { now: t0, windowMs: 1 },
+            ),
           () => store.codes.saveCode(codeRecord()),
           () => store.codes.findCode('acme', sha256('code-1')),
           () => store.codes.redeemCode('acme', sha256('code-1'), t0, undefined),

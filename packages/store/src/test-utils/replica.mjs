@@ -46,10 +46,10 @@ for (let i = 0; i < count; i++) {
     const address = { key: 'addr:192.0.2.1', limit: 25 }
     const reservation = await store.throttle.reserveAttempts(
       i % 2 === 0 ? [user, address] : [address, user],
-      { now, windowMs: 60_000 },
+      { now, leaseMs: 60_000 },
     )
     // Which user was granted, or -1.
-    results.push(reservation.granted ? i % 3 : -1)
+    results.push(reservation.status === 'granted' ? i % 3 : -1)
   } else {
     const result = await store.refreshTokens.rotateRefreshToken(
       'acme',
