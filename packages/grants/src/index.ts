@@ -83,6 +83,10 @@ export type { TenantContext, GrantDeps, ThrottlePolicy, TokenResponse } from './
 export type {
   ThrottleStore,
   ThrottleWindow,
+  FailureCounter,
+  FailureLimit,
+  FailureRecord,
+  FailureWindow,
   Reservation,
   ThrottleLimit,
   HeldAttempt,

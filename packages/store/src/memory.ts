@@ -14,6 +14,7 @@ import type {
   ThrottleStore,
 } from '@tessera/grants'
 import type { KeyStore, StoredKey } from '@tessera/keys'
+import { createMemoryFailureCounter } from './client-auth-failures.js'
 import { StoreError } from './errors.js'
 import type { ParsedConfigStore } from './parsed-config.js'
 import type { Store } from './store.js'
@@ -286,6 +287,8 @@ export function createMemoryStore(): Store {
       })
     },
   }
+
+  const clientAuthFailures = createMemoryFailureCounter(open)
 
   const throttle: ThrottleStore = {
     reserveAttempts(asked, window) {
@@ -564,7 +567,7 @@ export function createMemoryStore(): Store {
             deleted++
           }
         }
-        return deleted
+        return deleted + clientAuthFailures.sweep(now)
       })
     },
   }
@@ -606,6 +609,7 @@ export function createMemoryStore(): Store {
   return {
     keys: keyStore,
     throttle,
+    clientAuthFailures,
     codes,
     refreshTokens,
     marks,

@@ -13,6 +13,10 @@ import type {
 import type { KeyStore, StoredKey } from '@tessera/keys'
 import pg from 'pg'
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg'
+import {
+  createPostgresFailureCounter,
+  PG_PURGE_CLIENT_AUTH_FAILURES,
+} from './client-auth-failures.js'
 import { StoreError } from './errors.js'
 import type { ParsedConfigStore } from './parsed-config.js'
 import type { Store } from './store.js'
@@ -877,6 +881,7 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
                FOR UPDATE SKIP LOCKED)`,
             now,
           ],
+          [PG_PURGE_CLIENT_AUTH_FAILURES, now],
           ['DELETE FROM marks WHERE expires_at <= $1', now],
         ]
         return transaction('purgeExpired', async (tx) => {
@@ -925,6 +930,7 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
   return {
     keys,
     throttle,
+    clientAuthFailures: createPostgresFailureCounter({ run, transaction }),
     codes,
     refreshTokens,
     marks,

@@ -230,6 +230,18 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX parsed_config_stored_at ON parsed_config (stored_at);
     `,
   },
+  {
+    version: 11,
+    name: 'client_auth_failures',
+    sql: `
+      CREATE TABLE client_auth_failures (
+        "key" TEXT PRIMARY KEY,
+        count INTEGER NOT NULL,
+        reset_at INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX client_auth_failures_reset_at ON client_auth_failures (reset_at);
+    `,
+  },
 ]
 
 /**

@@ -245,6 +245,18 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX parsed_config_stored_at ON parsed_config (stored_at);
     `,
   },
+  {
+    version: 11,
+    name: 'client_auth_failures',
+    sql: `
+      CREATE TABLE client_auth_failures (
+        "key" TEXT COLLATE "C" PRIMARY KEY,
+        count INTEGER NOT NULL,
+        reset_at BIGINT NOT NULL
+      );
+      CREATE INDEX client_auth_failures_reset_at ON client_auth_failures (reset_at);
+    `,
+  },
 ]
 
 /**
