@@ -6,6 +6,7 @@ import { clientCredentialsGrant } from './client-credentials.js'
 import type { GrantDeps, TenantContext } from './context.js'
 import { OAuthError } from './errors.js'
 import { handleTokenRequest } from './token-endpoint.js'
+import { memoryFailureCounter, testClientAuthPolicy } from './test-utils/memory-failure-counter.js'
 
 // Unit test of the grant's decisions with an in-test signer; the issuer's e2e tests run it over
 // HTTP against the SQLite store and real signing.
@@ -65,6 +66,8 @@ let ids: number
 const deps: GrantDeps = {
   throttle: untouched,
   throttlePolicy: { maxFailuresPerUser: 3, maxFailuresPerAddress: 10, windowMs: 60_000 },
+  clientAuthFailures: memoryFailureCounter(),
+  clientAuthPolicy: testClientAuthPolicy,
   codes: untouched,
   refreshTokens: untouched,
   marks: untouched,
