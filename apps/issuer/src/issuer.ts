@@ -245,6 +245,12 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
           maxFailuresPerAddress: settings.passwordMaxFailuresPerAddress,
           windowMs: settings.passwordFailureWindowSeconds * 1000,
         },
+        clientAuthFailures: store.clientAuthFailures,
+        clientAuthPolicy: {
+          maxFailures: settings.clientAuthMaxFailures,
+          maxFailuresPerAddress: settings.clientAuthMaxFailuresPerAddress,
+          windowMs: settings.passwordFailureWindowSeconds * 1000,
+        },
         clock,
         randomId: randomUUID,
       },
