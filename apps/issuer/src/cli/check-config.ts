@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { formatConfigIssue, parseSettings } from '@tessera/config-schema'
+import type { ConfigIssue } from '@tessera/config-schema'
 import { checkSettings } from '../issuer.js'
 import { keepsRs256Key } from '../id-token-keys.js'
 import { keyEncryptionIssue } from '../key-encryption.js'
@@ -29,7 +30,16 @@ export async function checkConfigCommand(
     jwtSecret = randomBytes(32).toString('base64url')
     notes.push('JWT_SECRET is not set: dev would use a random secret for each process')
   }
-  const { tenants, refused } = await readTenants(settings, vars, jwtSecret)
+  // start refuses a short client secret like any other problem; dev serves it with a warning.
+  const shortSecret = (issue: ConfigIssue): void => {
+    notes.push(`${formatConfigIssue(issue)} (tessera start refuses it)`)
+  }
+  const { tenants, refused } = await readTenants(
+    settings,
+    vars,
+    jwtSecret,
+    dev ? shortSecret : undefined,
+  )
   const rs256 = tenants.some(keepsRs256Key)
   // start refuses them (below); dev serves them with a warning, and --dev notes it.
   if (dev && rs256 && settings.keyEncryptionSecret === undefined) {
