@@ -17,7 +17,7 @@ const HOST = 'pk.test'
 const ISSUER = 'http://pk.test'
 const KEY_CLIENT = 'a1a1a1a1-0000-4000-8000-000000000001'
 const SECRET_CLIENT = 'a1a1a1a1-0000-4000-8000-000000000002'
-const SECRET = 'pk-secret'
+const SECRET = 'pk-client-secret'
 
 describe('private_key_jwt client authentication (RFC 7523), inline jwks', () => {
   let issuer: RunningIssuer
