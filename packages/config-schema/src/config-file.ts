@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs'
 import type { ConfigIssue, Tenant } from './model.js'
-import { checkContext, checkDocument, isFile } from './parse-config.js'
+import { checkContext, checkDocument } from './parse-config.js'
 import type { ConfigDocument, ParseConfigOptions } from './parse-config.js'
 import { parseYaml, readYamlText } from './internal/read-yaml.js'
 import type { ParsedDocument } from './internal/read-yaml.js'

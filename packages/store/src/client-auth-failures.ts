@@ -16,20 +16,23 @@ import { settle } from './internal/settle.js'
  * grants' hashes, so each is a short ASCII string; every adapter refuses the same misuse.
  */
 
-function checkKeys(method: string, keys: readonly string[]): void {
-  if (!Array.isArray(keys) || keys.length === 0) {
+function checkKeys(method: string, given: readonly string[]): void {
+  if (!Array.isArray(given) || given.length === 0) {
     throw new TypeError(`${method}: keys must be a non-empty array`)
   }
+  // Array.isArray narrows to any[]; the elements are checked one by one below.
+  const keys: readonly string[] = given
   for (const key of keys) checkText(method, 'key', key)
   if (new Set(keys).size !== keys.length) throw new TypeError(`${method}: keys must be distinct`)
 }
 
-function checkRecord(keys: readonly FailureLimit[], window: ThrottleWindow): void {
+function checkRecord(given: readonly FailureLimit[], window: ThrottleWindow): void {
   checkTime('recordFailure', 'now', window.now)
   if (!(Number.isSafeInteger(window.windowMs) && window.windowMs > 0)) {
     throw new TypeError('recordFailure: windowMs must be a positive integer number of milliseconds')
   }
-  if (!Array.isArray(keys)) throw new TypeError('recordFailure: keys must be a non-empty array')
+  if (!Array.isArray(given)) throw new TypeError('recordFailure: keys must be a non-empty array')
+  const keys: readonly FailureLimit[] = given
   checkKeys(
     'recordFailure',
     keys.map(({ key }) => key),
