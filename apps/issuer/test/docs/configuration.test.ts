@@ -84,7 +84,10 @@ describe('docs/configuration.md', () => {
       ],
     })
     const [backOffice, webApp, desktop, ordersApi] = acme!.clients
-    expect(backOffice).toMatchObject({ clientSecret: 'back-office-secret', grantTypes: ['password'] })
+    expect(backOffice).toMatchObject({
+      clientSecret: 'back-office-secret',
+      grantTypes: ['password'],
+    })
     expect(webApp?.clientSecret).toBeUndefined()
     expect(webApp?.grantTypes).toEqual(['authorization_code', 'refresh_token'])
     expect(webApp?.introspection).toBe('own')
@@ -143,6 +146,8 @@ describe('docs/configuration.md', () => {
       ACME_JWT_SECRET: 'a'.repeat(32),
       ACME_BACKOFFICE_SECRET: 'x'.repeat(16),
     })
-    expect(tenants).toMatchObject([{ jwtSecret: 'a'.repeat(32), clients: [{ clientSecret: 'x'.repeat(16) }] }])
+    expect(tenants).toMatchObject([
+      { jwtSecret: 'a'.repeat(32), clients: [{ clientSecret: 'x'.repeat(16) }] },
+    ])
   })
 })

@@ -70,7 +70,11 @@ describe('kubernetes source (TESSERA_CONFIG_SOURCE=kubernetes)', () => {
       tenant('acme', [ACME.host, 'login.acme.test'], ACME, {
         clients: [
           { client_id: ACME.client, client_secret: ACME.secret, grant_types: ['password'] },
-          { client_id: INITECH.client, client_secret: 'second-client-secret', grant_types: ['password'] },
+          {
+            client_id: INITECH.client,
+            client_secret: 'second-client-secret',
+            grant_types: ['password'],
+          },
         ],
       }),
     )
