@@ -131,7 +131,7 @@ for (const main of builds) {
             grant_type: 'refresh_token',
             refresh_token: refreshToken,
             client_id: HS,
-            client_secret: 'bench-secret',
+            client_secret: 'bench-secret-0123',
           })
           refreshToken = answer.refresh_token
         }

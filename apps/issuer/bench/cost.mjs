@@ -39,13 +39,13 @@ const password = (clientId) =>
     username: 'bench',
     password: 'bench',
     client_id: clientId,
-    client_secret: 'bench-secret',
+    client_secret: 'bench-secret-0123',
   })
 const clientCredentials = (clientId) =>
   JSON.stringify({
     grant_type: 'client_credentials',
     client_id: clientId,
-    client_secret: 'bench-secret',
+    client_secret: 'bench-secret-0123',
   })
 const json = { 'content-type': 'application/json' }
 const scenarios = {

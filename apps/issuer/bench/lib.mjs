@@ -115,7 +115,7 @@ export async function refreshTokenFor(issuerUrl, host, clientId) {
       code,
       redirect_uri: redirectUri,
       client_id: clientId,
-      client_secret: 'bench-secret',
+      client_secret: 'bench-secret-0123',
     }),
   })
   return JSON.parse(tokens.text).refresh_token
@@ -143,7 +143,7 @@ export async function refreshScenario(issuerUrl, host, clientId, connections) {
             grant_type: 'refresh_token',
             refresh_token: pool.shift(),
             client_id: clientId,
-            client_secret: 'bench-secret',
+            client_secret: 'bench-secret-0123',
           }),
         }),
         onResponse: (status, body) => {

@@ -99,13 +99,13 @@ try {
       username: 'bench',
       password: 'bench',
       client_id: clientId,
-      client_secret: 'bench-secret',
+      client_secret: 'bench-secret-0123',
     })
   const clientCredentials = (clientId) =>
     JSON.stringify({
       grant_type: 'client_credentials',
       client_id: clientId,
-      client_secret: 'bench-secret',
+      client_secret: 'bench-secret-0123',
     })
   const post = (server, host, body) => ({
     server,

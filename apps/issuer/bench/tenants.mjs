@@ -19,7 +19,7 @@ export const PROVIDER = `export default {
 `
 
 /** The client secret of every confidential client written here. */
-export const CLIENT_SECRET = 'bench-secret'
+export const CLIENT_SECRET = 'bench-secret-0123'
 
 /** Tenant `index`'s name, host and the client_id of its client `client`. */
 export function tenantName(index) {

@@ -108,7 +108,7 @@ const scenarios = {
       username: 'bench',
       password: 'bench',
       client_id: HS,
-      client_secret: 'bench-secret',
+      client_secret: 'bench-secret-0123',
     }),
   }),
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { ConfigError } from '@tessera/config-schema'
-import type { Settings, Tenant } from '@tessera/config-schema'
+import type { ConfigIssue, Settings, Tenant } from '@tessera/config-schema'
 import type { Clock, UserAuthenticator } from '@tessera/grants'
 import { MIN_SECRET_LENGTH } from '@tessera/keys'
 import { openStore } from '@tessera/store'
@@ -9,6 +9,7 @@ import type Koa from 'koa'
 import type { Logger } from 'pino'
 import { createAdminApp } from './admin.js'
 import { createClientKeys } from './client-keys/client-keys.js'
+import { warnShortClientSecret } from './client-secret-warning.js'
 import type { ClientJwksOptions } from './client-keys/client-keys.js'
 import { createApp } from './app.js'
 import { KEY_POLL_INTERVAL_MS } from './key-admin.js'
@@ -254,6 +255,12 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
           waitMs: settings.providerTimeoutMs,
           leaseMs: settings.providerTimeoutMs + THROTTLE_LEASE_MARGIN_MS,
         },
+        clientAuthFailures: store.clientAuthFailures,
+        clientAuthPolicy: {
+          maxFailures: settings.clientAuthMaxFailures,
+          maxFailuresPerAddress: settings.clientAuthMaxFailuresPerAddress,
+          windowMs: settings.passwordFailureWindowSeconds * 1000,
+        },
         clock,
         randomId: randomUUID,
       },
@@ -331,6 +338,11 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
   }
 }
 
+/** What becomes of a client secret shorter than 16 characters: dev warns, start refuses it. */
+function shortSecretsOf(options: IssuerOptions): ((issue: ConfigIssue) => void) | undefined {
+  return options.mode === 'dev' ? warnShortClientSecret(options.logger) : undefined
+}
+
 /** The source TESSERA_CONFIG_SOURCE names; the Kubernetes client is loaded only when used. */
 async function createTenantSource(
   options: IssuerOptions,
@@ -344,6 +356,7 @@ async function createTenantSource(
       providerDirectory: settings.config,
       env,
       jwtSecret: settings.jwtSecret,
+      shortClientSecrets: shortSecretsOf(options),
       logger,
       watchProviders: options.watch ?? false,
     })
@@ -354,6 +367,7 @@ async function createTenantSource(
     path: settings.config,
     env,
     jwtSecret: settings.jwtSecret,
+    shortClientSecrets: shortSecretsOf(options),
     logger,
     watch: options.watch ?? false,
     storeParseResults: options.storeParseResults ?? true,

@@ -65,10 +65,12 @@ describe('parseConfig: client authentication fields', () => {
   })
 
   it('leaves the method out when it is not configured, and keeps an explicit one', () => {
-    expect(parsedClient({ client_secret: 's' }).tokenEndpointAuthMethod).toBeUndefined()
+    expect(parsedClient({ client_secret: 's'.repeat(16) }).tokenEndpointAuthMethod).toBeUndefined()
     expect(
-      parsedClient({ client_secret: 's', token_endpoint_auth_method: 'client_secret_post' })
-        .tokenEndpointAuthMethod,
+      parsedClient({
+        client_secret: 's'.repeat(16),
+        token_endpoint_auth_method: 'client_secret_post',
+      }).tokenEndpointAuthMethod,
     ).toBe('client_secret_post')
     expect(parsedClient({ token_endpoint_auth_method: 'none' }).tokenEndpointAuthMethod).toBe(
       'none',
@@ -82,7 +84,7 @@ describe('parseConfig: client authentication fields', () => {
     expect(
       problems({
         token_endpoint_auth_method: 'private_key_jwt',
-        client_secret: 's',
+        client_secret: 's'.repeat(16),
         jwks: { keys: [RSA] },
         jwks_uri: 'https://app.acme.test/jwks.json',
       }),
@@ -93,14 +95,14 @@ describe('parseConfig: client authentication fields', () => {
     expect(problems({ token_endpoint_auth_method: 'client_secret_basic' })).toEqual([
       'token_endpoint_auth_method: client_secret_basic needs a client_secret',
     ])
-    expect(problems({ token_endpoint_auth_method: 'none', client_secret: 's' })).toEqual([
-      'client_secret: must not be set for token_endpoint_auth_method none (a public client)',
-    ])
-    expect(problems({ client_secret: 's', jwks: { keys: [RSA] } })).toEqual([
+    expect(problems({ token_endpoint_auth_method: 'none', client_secret: 's'.repeat(16) })).toEqual(
+      ['client_secret: must not be set for token_endpoint_auth_method none (a public client)'],
+    )
+    expect(problems({ client_secret: 's'.repeat(16), jwks: { keys: [RSA] } })).toEqual([
       'jwks: is used only with token_endpoint_auth_method: private_key_jwt',
     ])
     expect(
-      problems({ token_endpoint_auth_method: 'client_secret_jwt', client_secret: 's' }),
+      problems({ token_endpoint_auth_method: 'client_secret_jwt', client_secret: 's'.repeat(16) }),
     ).toEqual([
       'token_endpoint_auth_method: must be one of client_secret_basic, client_secret_post, private_key_jwt, none',
     ])

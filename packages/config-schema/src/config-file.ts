@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs'
 import type { ConfigIssue, Tenant } from './model.js'
-import { checkDocument, isFile } from './parse-config.js'
+import { checkContext, checkDocument } from './parse-config.js'
 import type { ConfigDocument, ParseConfigOptions } from './parse-config.js'
 import { parseYaml, readYamlText } from './internal/read-yaml.js'
 import type { ParsedDocument } from './internal/read-yaml.js'
@@ -46,7 +46,7 @@ export function parseConfigFile(
 ): ConfigFile {
   const read = readYamlText(file, text, parsedFrom(text, options.parseCache))
   const issues = read.issues
-  const context = { env: options.env, fileExists: options.fileExists ?? isFile }
+  const context = checkContext(options)
   const tenants: Tenant[] = []
   const facts: TenantFacts[] = []
   for (const document of read.documents) {
@@ -118,7 +118,7 @@ export function parseConfigDocument(
   }
   const checked = checkDocument(
     { file, value: document.value, locate, line: () => locate([]) },
-    { env: options.env, fileExists: options.fileExists ?? isFile },
+    checkContext(options),
     report,
   )
   issues.sort((a, b) => a.line - b.line)

@@ -29,7 +29,7 @@ function tenantYaml(name: string, host: string, extra = ''): string {
 describe('loadConfig', () => {
   describe('reading', () => {
     it('reads the file form and the resource form into the same tenant', async () => {
-      const env = { ACME_WEB_SECRET: 'web-secret' }
+      const env = { ACME_WEB_SECRET: 'web-secret-012345' }
       const [fromFile] = await loadConfig(fixture('forms', 'file-form.yaml'), { ...OPTIONS, env })
       const [fromResource] = await loadConfig(fixture('forms', 'resource-form.yaml'), {
         ...OPTIONS,
@@ -44,7 +44,7 @@ describe('loadConfig', () => {
         clients: [
           {
             clientId: '7c6f2d0e-1b7a-4f7e-9d55-5d0a7f3e2b11',
-            clientSecret: 'web-secret',
+            clientSecret: 'web-secret-012345',
             grantTypes: ['authorization_code', 'refresh_token'],
             redirectUris: ['http://localhost:8081/callback'],
             postLogoutRedirectUris: ['http://localhost:8081/signed-out'],

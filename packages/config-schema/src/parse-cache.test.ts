@@ -20,7 +20,7 @@ function tenantYaml(name: string, host: string, digit = 'a'): string {
   const id = `${digit.repeat(8)}-${digit.repeat(4)}-4${digit.repeat(3)}-8${digit.repeat(3)}-${digit.repeat(12)}`
   return (
     `name: ${name}\nconfig:\n  hosts: [${host}]\n  providers: [users.provider.mjs]\n` +
-    `  clients:\n    - client_id: ${id}\n      client_secret: s3cret-${name}\n      grant_types: [password]\n`
+    `  clients:\n    - client_id: ${id}\n      client_secret: s3cret-of-tenant-${name}\n      grant_types: [password]\n`
   )
 }
 

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parseConfig } from './parse-config.js'
+import { formatConfigIssue } from './model.js'
 import type { ConfigDocument, ParseConfigOptions } from './parse-config.js'
 import { JWT_SECRET } from './test-utils/config-files.js'
 
@@ -75,7 +76,7 @@ describe('parseConfig', () => {
         tenant(
           { jwt_algorithm: 'RS256', audience: 'https://api.acme.test', jwt_secret: 'x'.repeat(32) },
           {
-            client_secret: 's3cr3t-value',
+            client_secret: 's3cr3t-value-long',
             grant_types: ['password'],
             redirect_uris: [],
             scopes: ['orders:read', 'orders:write'],
@@ -88,7 +89,7 @@ describe('parseConfig', () => {
         jwtSecret: 'x'.repeat(32),
         clients: [
           {
-            clientSecret: 's3cr3t-value',
+            clientSecret: 's3cr3t-value-long',
             grantTypes: ['password'],
             redirectUris: [],
             scopes: ['orders:read', 'orders:write'],
@@ -201,9 +202,9 @@ describe('parseConfig', () => {
     })
 
     it('takes introspection own or tenant, and tenant only with a client_secret', () => {
-      expect(parseOne(tenant({}, { client_secret: 's', introspection: 'tenant' })).clients).toEqual(
-        [expect.objectContaining({ introspection: 'tenant' })],
-      )
+      expect(
+        parseOne(tenant({}, { client_secret: 's'.repeat(16), introspection: 'tenant' })).clients,
+      ).toEqual([expect.objectContaining({ introspection: 'tenant' })])
       expect(parseOne(tenant({}, { introspection: 'own' })).clients).toEqual([
         expect.objectContaining({ introspection: 'own' }),
       ])
@@ -315,6 +316,54 @@ describe('parseConfig', () => {
       ])
     })
 
+    it('wants a client_secret of at least 16 characters, literal or from the environment', () => {
+      const env = { SHORT: 'v'.repeat(15), LONG: 'v'.repeat(16) }
+      expect(problems(tenant({}, { client_secret: 'y'.repeat(15) }))).toEqual([
+        'config.clients.0.client_secret: must be at least 16 characters',
+      ])
+      expect(problems(tenant({}, { client_secret: { env: 'SHORT' } }), { env })).toEqual([
+        'config.clients.0.client_secret: must be at least 16 characters (environment variable SHORT)',
+      ])
+      expect(
+        parseOne(tenant({}, { client_secret: { env: 'LONG' } }), { env }).clients[0]?.clientSecret,
+      ).toBe('v'.repeat(16))
+    })
+
+    it('hands short client secrets to shortClientSecrets instead, and keeps them', () => {
+      const env = { SHORT: 'v'.repeat(15) }
+      const doc = {
+        ...tenant(),
+        config: {
+          ...tenant().config,
+          clients: [
+            { ...tenant({}, { client_secret: 'y'.repeat(15) }).config.clients[0] },
+            {
+              ...tenant({}, { client_secret: { env: 'SHORT' } }).config.clients[0],
+              client_id: '4f1d2c3b-5a6e-4d7f-8a9b-0c1d2e3f4a5b',
+            },
+          ],
+        },
+      }
+      const warned: string[] = []
+      const parsed = parseOne(doc, {
+        env,
+        shortClientSecrets: (issue) => warned.push(formatConfigIssue(issue)),
+      })
+      expect(parsed.clients.map((client) => client.clientSecret)).toEqual([
+        'y'.repeat(15),
+        'v'.repeat(15),
+      ])
+      expect(warned).toEqual([
+        expect.stringMatching(
+          /^tenants\/acme\.yaml:\d+: config\.clients\.0\.client_secret: must be at least 16 characters$/,
+        ),
+        expect.stringMatching(
+          /: config\.clients\.1\.client_secret: must be at least 16 characters \(environment variable SHORT\)$/,
+        ),
+      ])
+      expect(warned.join('\n')).not.toContain('v'.repeat(15))
+    })
+
     it('wants a UUID for client_id, of any version', () => {
       expect(problems(tenant({}, { client_id: 'web-app' }))).toEqual([
         'config.clients.0.client_id: must be a UUID',
@@ -342,7 +391,11 @@ describe('parseConfig', () => {
         parseOne(
           tenant(
             {},
-            { client_secret: 's', grant_types: ['client_credentials'], redirect_uris: undefined },
+            {
+              client_secret: 's'.repeat(16),
+              grant_types: ['client_credentials'],
+              redirect_uris: undefined,
+            },
           ),
         ).clients,
       ).toEqual([expect.objectContaining({ grantTypes: ['client_credentials'], redirectUris: [] })])

@@ -51,6 +51,22 @@ export interface ParseConfigOptions {
    * `loadConfigFiles` (see `YamlParseCache`); `parseConfig` takes documents already parsed.
    */
   parseCache?: YamlParseCache
+  /**
+   * Where a client secret shorter than 16 characters goes instead of being a problem (`tessera
+   * dev` warns with it). Unset: such a secret refuses its tenant, like any other problem.
+   */
+  shortClientSecrets?: (issue: ConfigIssue) => void
+}
+
+/** The context of {@link checkDocument} that `options` make. */
+export function checkContext(options: ParseConfigOptions): CheckContext {
+  return {
+    env: options.env,
+    fileExists: options.fileExists ?? isFile,
+    ...(options.shortClientSecrets === undefined
+      ? {}
+      : { shortClientSecrets: options.shortClientSecrets }),
+  }
 }
 
 /** The tenants, or every issue found; never both. */
@@ -82,7 +98,7 @@ export function parseConfig(
   documents: readonly ConfigDocument[],
   options: ParseConfigOptions,
 ): ParseConfigResult {
-  const context = { env: options.env, fileExists: options.fileExists ?? isFile }
+  const context = checkContext(options)
   const issues: (ConfigIssue & { order: number })[] = []
   const tenants: Tenant[] = []
   const checked: { facts: TenantFacts; report: Report }[] = []
@@ -124,6 +140,8 @@ export interface DocumentToCheck {
 export interface CheckContext {
   env: Record<string, string | undefined>
   fileExists: (absolutePath: string) => boolean
+  /** See {@link ParseConfigOptions.shortClientSecrets}. */
+  shortClientSecrets?: (issue: ConfigIssue) => void
 }
 
 /**
@@ -152,11 +170,18 @@ export function checkDocument(
   if (!parsed.success) {
     for (const issue of flattenIssues(parsed.error.issues)) report(issue.path, issue.message)
   }
+  const warn = context.shortClientSecrets
   const resolved = resolveSpec(value[specKey], [specKey], {
     file,
     env: context.env,
     fileExists: context.fileExists,
     report,
+    ...(warn === undefined
+      ? {}
+      : {
+          shortClientSecret: (path: FieldPath, message: string) =>
+            warn({ file, line: locate(path), path: path.join('.'), message }),
+        }),
   })
   if (!parsed.success) {
     return { facts: collectFacts(value, resource, { file, locate }), tenant: undefined }

@@ -44,6 +44,8 @@ export const SETTING_NAMES = [
   'PASSWORD_MAX_FAILURES',
   'PASSWORD_MAX_FAILURES_PER_ADDRESS',
   'PASSWORD_FAILURE_WINDOW_SECONDS',
+  'CLIENT_AUTH_MAX_FAILURES',
+  'CLIENT_AUTH_MAX_FAILURES_PER_ADDRESS',
   'LOG_LEVEL',
   'TESSERA_KUBERNETES_NAMESPACE',
   'WORKERS',
@@ -147,6 +149,16 @@ export interface Settings {
   passwordMaxFailuresPerAddress: number
   /** PASSWORD_FAILURE_WINDOW_SECONDS (extra): the window of both failure counts (default 900). */
   passwordFailureWindowSeconds: number
+  /**
+   * CLIENT_AUTH_MAX_FAILURES: failed client authentications allowed per client_id and address
+   * within the password window before 429 (default 20).
+   */
+  clientAuthMaxFailures: number
+  /**
+   * CLIENT_AUTH_MAX_FAILURES_PER_ADDRESS: failed client authentications allowed per address
+   * within the password window, across client ids (default 100).
+   */
+  clientAuthMaxFailuresPerAddress: number
   /** LOG_LEVEL (extra): fatal, error, warn, info, debug, trace or silent (default info). */
   logLevel: LogLevel
   /**
@@ -377,6 +389,8 @@ export const SettingsSchema = z.object({
   PASSWORD_MAX_FAILURES: variable(positiveInteger().default(5)),
   PASSWORD_MAX_FAILURES_PER_ADDRESS: variable(positiveInteger().default(50)),
   PASSWORD_FAILURE_WINDOW_SECONDS: variable(positiveInteger().default(900)),
+  CLIENT_AUTH_MAX_FAILURES: variable(positiveInteger().default(20)),
+  CLIENT_AUTH_MAX_FAILURES_PER_ADDRESS: variable(positiveInteger().default(100)),
   LOG_LEVEL: variable(
     z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
   ),
@@ -491,6 +505,8 @@ export function parseSettings(
     passwordMaxFailures: env.PASSWORD_MAX_FAILURES,
     passwordMaxFailuresPerAddress: env.PASSWORD_MAX_FAILURES_PER_ADDRESS,
     passwordFailureWindowSeconds: env.PASSWORD_FAILURE_WINDOW_SECONDS,
+    clientAuthMaxFailures: env.CLIENT_AUTH_MAX_FAILURES,
+    clientAuthMaxFailuresPerAddress: env.CLIENT_AUTH_MAX_FAILURES_PER_ADDRESS,
     logLevel: env.LOG_LEVEL,
     kubernetesNamespace:
       env.TESSERA_KUBERNETES_NAMESPACE ?? readServiceAccountNamespace() ?? 'default',

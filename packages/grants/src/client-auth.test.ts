@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { authenticateClient, isConfidentialClient } from './client-auth.js'
 import type { ClientAuthDeps } from './client-auth.js'
 import type { TokenParams } from './request.js'
+import { memoryFailureCounter, testClientAuthPolicy } from './test-utils/memory-failure-counter.js'
 
 const confidential: Client = {
   clientId: '7c6f2d0e-1b7a-4f7e-9d55-5d0a7f3e2b11',
@@ -42,6 +43,8 @@ const noKeys: ClientAuthDeps = {
     isMarked: () => Promise.reject(new Error('no marks in these tests')),
   },
   clock: () => 1_700_000_000_000,
+  clientAuthFailures: memoryFailureCounter(),
+  clientAuthPolicy: testClientAuthPolicy,
 }
 
 function auth(
@@ -50,7 +53,7 @@ function auth(
   map: ReadonlyMap<string, Client> = clients,
 ) {
   return authenticateClient(
-    { params, authorization, endpoint: 'token' },
+    { params, authorization, endpoint: 'token', address: '192.0.2.1' },
     { name: 'acme', issuer: 'http://acme.localhost', clients: map },
     noKeys,
   )

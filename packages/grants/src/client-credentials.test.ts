@@ -6,6 +6,7 @@ import { clientCredentialsGrant } from './client-credentials.js'
 import type { GrantDeps, TenantContext } from './context.js'
 import { OAuthError } from './errors.js'
 import { handleTokenRequest } from './token-endpoint.js'
+import { memoryFailureCounter, testClientAuthPolicy } from './test-utils/memory-failure-counter.js'
 
 // Unit test of the grant's decisions with an in-test signer; the issuer's e2e tests run it over
 // HTTP against the SQLite store and real signing.
@@ -71,6 +72,8 @@ const deps: GrantDeps = {
     waitMs: 1_000,
     leaseMs: 11_000,
   },
+  clientAuthFailures: memoryFailureCounter(),
+  clientAuthPolicy: testClientAuthPolicy,
   codes: untouched,
   refreshTokens: untouched,
   marks: untouched,

@@ -4,6 +4,7 @@ import type {
   AuthorizationCodeStore,
   ClientKeys,
   Clock,
+  FailureCounter,
   MarkStore,
   RefreshTokenStore,
   SecretStore,
@@ -60,10 +61,27 @@ export interface ThrottlePolicy {
   leaseMs: number
 }
 
+/**
+ * Limits for failed client authentications at /token, /revoke and /introspect.
+ *
+ * @see docs/throttling.md
+ */
+export interface ClientAuthPolicy {
+  /** CLIENT_AUTH_MAX_FAILURES: per tenant, client_id and address. */
+  maxFailures: number
+  /** CLIENT_AUTH_MAX_FAILURES_PER_ADDRESS: per address, across clients and tenants. */
+  maxFailuresPerAddress: number
+  /** The password window (PASSWORD_FAILURE_WINDOW_SECONDS), in milliseconds. */
+  windowMs: number
+}
+
 /** Ports and policies shared by every tenant. */
 export interface GrantDeps {
   throttle: ThrottleStore
   throttlePolicy: ThrottlePolicy
+  /** Failed client authentications, counted per client_id+address and per address. */
+  clientAuthFailures: FailureCounter
+  clientAuthPolicy: ClientAuthPolicy
   codes: AuthorizationCodeStore
   refreshTokens: RefreshTokenStore
   /** Expiring single-use and revocation marks. */

@@ -26,6 +26,28 @@ export const OAUTH_ERROR_CODES = [
 
 export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number]
 
+/** Why a client failed to authenticate at /token, /revoke or /introspect, for the log. */
+export type ClientAuthFailureReason =
+  | 'unknown_client'
+  | 'wrong_secret'
+  | 'missing_secret'
+  | 'unexpected_secret'
+  | 'wrong_method'
+  | 'malformed_basic'
+  | 'bad_assertion'
+  /** Refused unchecked: a failure count of the client or the address is full. */
+  | 'throttled'
+
+/** A failed or refused client authentication, as the edge logs it; never holds a credential. */
+export interface ClientAuthFailure {
+  /** The client_id as sent (Basic: form-decoded), when the request named one. */
+  clientId: string | undefined
+  endpoint: 'token' | 'revoke' | 'introspect'
+  reason: ClientAuthFailureReason
+  /** Which check failed, in words safe to log (a bad assertion's broken rule). */
+  detail: string
+}
+
 export interface OAuthErrorOptions {
   /** Internal detail for logs; never sent to the client. */
   cause?: unknown
@@ -36,6 +58,8 @@ export interface OAuthErrorOptions {
    * matching `WWW-Authenticate` challenge when it was HTTP Basic.
    */
   challenge?: 'Basic'
+  /** Set when the error is a failed or refused client authentication. */
+  clientAuthFailure?: ClientAuthFailure
 }
 
 /**
@@ -49,6 +73,7 @@ export class OAuthError extends Error {
   readonly description: string
   readonly retryAfterSeconds: number | undefined
   readonly challenge: 'Basic' | undefined
+  readonly clientAuthFailure: ClientAuthFailure | undefined
 
   constructor(code: OAuthErrorCode, description: string, options: OAuthErrorOptions = {}) {
     super(`${code}: ${description}`, { cause: options.cause })
@@ -56,6 +81,7 @@ export class OAuthError extends Error {
     this.description = description
     this.retryAfterSeconds = options.retryAfterSeconds
     this.challenge = options.challenge
+    this.clientAuthFailure = options.clientAuthFailure
   }
 }
 

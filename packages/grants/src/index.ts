@@ -10,7 +10,13 @@ export {
   OAUTH_ERROR_CODES,
   ProviderFailureError,
 } from './errors.js'
-export type { OAuthErrorCode, OAuthErrorOptions, ProviderFailureCode } from './errors.js'
+export type {
+  ClientAuthFailure,
+  ClientAuthFailureReason,
+  OAuthErrorCode,
+  OAuthErrorOptions,
+  ProviderFailureCode,
+} from './errors.js'
 export { parseTokenRequestBody } from './request.js'
 export type { TokenParams } from './request.js'
 export { authenticateClient, isConfidentialClient } from './client-auth.js'
@@ -80,10 +86,20 @@ export type { ThrottleCause } from './throttle.js'
 export type { PasswordAttempt } from './throttle.js'
 export { isCodeVerifier, isS256Challenge, verifyS256 } from './pkce.js'
 export { randomToken, sha256Hex } from './crypto.js'
-export type { TenantContext, GrantDeps, ThrottlePolicy, TokenResponse } from './context.js'
+export type {
+  TenantContext,
+  GrantDeps,
+  ClientAuthPolicy,
+  ThrottlePolicy,
+  TokenResponse,
+} from './context.js'
 export type {
   ThrottleStore,
   ThrottleWindow,
+  FailureCounter,
+  FailureLimit,
+  FailureRecord,
+  FailureWindow,
   Reservation,
   ThrottleLimit,
   ReservationTerms,

@@ -5,6 +5,7 @@ import type { GrantDeps, TenantContext } from './context.js'
 import { OAuthError } from './errors.js'
 import { passwordGrant } from './password.js'
 import { memoryThrottle } from './test-utils/memory-throttle.js'
+import { memoryFailureCounter, testClientAuthPolicy } from './test-utils/memory-failure-counter.js'
 
 // Unit test of the grant alone: the throttle and signer are in-test stand-ins; the issuer's
 // e2e tests run the same paths over HTTP against the SQLite store and real signing.
@@ -65,6 +66,8 @@ function deps(now = { t: 1_700_000_000_000 }): GrantDeps {
       waitMs: 1_000,
       leaseMs: 11_000,
     },
+    clientAuthFailures: memoryFailureCounter(),
+    clientAuthPolicy: testClientAuthPolicy,
     codes: untouched,
     refreshTokens: untouched,
     marks: untouched,

@@ -83,6 +83,41 @@ export interface ThrottleStore {
   settleAttempts(settlement: Settlement, window: ThrottleWindow): Promise<void>
 }
 
+/** One counter of failed client authentications, with the most failures its window may hold. */
+export interface FailureLimit {
+  key: string
+  limit: number
+}
+
+/** The window open on a key: the failures it holds and when it ends (epoch milliseconds). */
+export interface FailureWindow {
+  count: number
+  resetAt: number
+}
+
+/** What {@link FailureCounter.recordFailure} did. */
+export type FailureRecord =
+  | { recorded: true }
+  /** Nothing was counted: `blocked`, the first key asked whose window is full, until `resetAt`. */
+  | { recorded: false; blocked: string; resetAt: number }
+
+/**
+ * Counts failed client authentications per key (client_id+address, address) in fixed windows,
+ * in a table of its own, shared by every replica. Only failures are counted: a request is
+ * checked against the counts before its credentials are, and counted after they failed.
+ */
+export interface FailureCounter {
+  /** The window open at `now` on each key, in the order asked; undefined where none is open. */
+  failures(keys: readonly string[], now: number): Promise<(FailureWindow | undefined)[]>
+  /**
+   * Counts one failure on every key if each one's window open at `window.now` holds fewer than
+   * its limit, and on none otherwise; a key with no open window opens one of `windowMs`.
+   * Atomic, across processes and replicas: of any number of concurrent calls, at most a key's
+   * limit are counted in one window. Keys must be distinct.
+   */
+  recordFailure(keys: readonly FailureLimit[], window: ThrottleWindow): Promise<FailureRecord>
+}
+
 /** What a provider script answers for a good username and password. */
 export interface AuthenticatedUser {
   sub: string

@@ -39,7 +39,12 @@ export async function handleTokenRequest(
     throw new OAuthError('unsupported_grant_type', 'unsupported grant_type')
   }
   const authenticated = await authenticateClient(
-    { params: input.params, authorization: input.authorization, endpoint: 'token' },
+    {
+      params: input.params,
+      authorization: input.authorization,
+      endpoint: 'token',
+      address: input.address,
+    },
     tenant,
     deps,
   )

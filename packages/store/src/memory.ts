@@ -13,6 +13,7 @@ import type {
   ThrottleStore,
 } from '@tessera/grants'
 import type { KeyStore, StoredKey } from '@tessera/keys'
+import { createMemoryFailureCounter } from './client-auth-failures.js'
 import { StoreError } from './errors.js'
 import type { ParsedConfigStore } from './parsed-config.js'
 import type { Store } from './store.js'
@@ -288,6 +289,8 @@ export function createMemoryStore(): Store {
       })
     },
   }
+
+  const clientAuthFailures = createMemoryFailureCounter(open)
 
   const throttle: ThrottleStore = {
     reserveAttempts(asked, terms) {
@@ -568,7 +571,7 @@ export function createMemoryStore(): Store {
             deleted++
           }
         }
-        return deleted
+        return deleted + clientAuthFailures.sweep(now)
       })
     },
   }
@@ -610,6 +613,7 @@ export function createMemoryStore(): Store {
   return {
     keys: keyStore,
     throttle,
+    clientAuthFailures,
     codes,
     refreshTokens,
     marks,

@@ -41,6 +41,7 @@ import {
   storedKey,
   t0,
 } from './test-utils/contract.js'
+import { recordConcurrently } from './test-utils/failure-counter-contract.js'
 import { raceProcesses } from './test-utils/race.js'
 
 const TABLES = [
@@ -57,6 +58,7 @@ const TABLES = [
   'sessions',
   'key_changes',
   'parsed_config',
+  'client_auth_failures',
 ]
 
 // One database for the file, migrated once and emptied before each test: creating a database
@@ -840,6 +842,16 @@ describe('openPostgresStore: four pools on one database, as four replicas', () =
     if (store === undefined) throw new Error('no replicas')
     return store
   }
+
+  it('counts at most the limit of 60 concurrent client-auth failures across replicas', async () => {
+    const counters = (await replicas()).map((store) => store.clientAuthFailures)
+    const keys = [
+      { key: 'client:x', limit: 20 },
+      { key: 'addr:x', limit: 100 },
+    ]
+    expect(await recordConcurrently(counters, 60, keys, t0)).toBe(20)
+    expect(await count('client_auth_failures WHERE count = 20')).toBe(2)
+  })
 
   it('lets exactly one of 20 redemptions of a code win and create its family', async () => {
     const stores = await replicas()

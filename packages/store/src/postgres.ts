@@ -10,6 +10,10 @@ import type {
 import type { KeyStore, StoredKey } from '@tessera/keys'
 import pg from 'pg'
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg'
+import {
+  createPostgresFailureCounter,
+  PG_PURGE_CLIENT_AUTH_FAILURES,
+} from './client-auth-failures.js'
 import { StoreError } from './errors.js'
 import type { ParsedConfigStore } from './parsed-config.js'
 import type { Store } from './store.js'
@@ -784,6 +788,7 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
             now,
           ],
           [PURGE_HOLDS, now],
+          [PG_PURGE_CLIENT_AUTH_FAILURES, now],
           ['DELETE FROM marks WHERE expires_at <= $1', now],
         ]
         return transaction('purgeExpired', async (tx) => {
@@ -832,6 +837,7 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
   return {
     keys,
     throttle,
+    clientAuthFailures: createPostgresFailureCounter({ run, transaction }),
     codes,
     refreshTokens,
     marks,

@@ -24,6 +24,7 @@ import {
   storedKey,
   t0,
 } from './test-utils/contract.js'
+import { recordConcurrently } from './test-utils/failure-counter-contract.js'
 import { raceProcesses } from './test-utils/race.js'
 
 let dir: string
@@ -58,6 +59,21 @@ function raw(file: string): Database.Database {
 
 describeStoreContract('sqlite (file)', () => openSqliteStore(freshFile()))
 describeStoreContract('sqlite (:memory:)', () => openSqliteStore(':memory:'))
+
+describe('openSqliteStore: two stores on one file', () => {
+  it('count at most the limit of concurrent client-auth failures between them', async () => {
+    const file = freshFile()
+    const counters = [await open(file), await open(file)].map((store) => store.clientAuthFailures)
+    const keys = [
+      { key: 'client:x', limit: 20 },
+      { key: 'addr:x', limit: 100 },
+    ]
+    expect(await recordConcurrently(counters, 60, keys, t0)).toBe(20)
+    expect(await counters[1]?.failures(['addr:x'], t0)).toEqual([
+      { count: 20, resetAt: t0 + 15 * 60_000 },
+    ])
+  })
+})
 
 describe('openSqliteStore', () => {
   it('keeps data across close and reopen', async () => {

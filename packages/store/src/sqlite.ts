@@ -16,6 +16,7 @@ import type {
 } from '@tessera/grants'
 import type { KeyState, KeyStore, StoredKey } from '@tessera/keys'
 import Database from 'better-sqlite3'
+import { createSqliteFailureCounter } from './client-auth-failures.js'
 import { StoreError } from './errors.js'
 import type { ParsedConfigStore } from './parsed-config.js'
 import type { Store } from './store.js'
@@ -515,6 +516,7 @@ function createSqliteStore(db: Database.Database, file: string): Store {
     })
   }
 
+  const clientAuthFailures = createSqliteFailureCounter(db, use)
   const purge = db.transaction((now: number): number => {
     return (
       purgeCodes.run(now - CODE_RETENTION_MS).changes +
@@ -522,6 +524,7 @@ function createSqliteStore(db: Database.Database, file: string): Store {
       purgeTokens.run(now).changes +
       purgeFamilies.run(now).changes +
       throttleWrites.purge(now) +
+      clientAuthFailures.sweep(now) +
       purgeMarks.run(now).changes +
       purgeSessions.run(now, now).changes
     )
@@ -846,6 +849,7 @@ function createSqliteStore(db: Database.Database, file: string): Store {
   return {
     keys,
     throttle,
+    clientAuthFailures,
     codes,
     refreshTokens,
     marks,

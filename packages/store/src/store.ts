@@ -6,6 +6,7 @@ import type {
   SecretStore,
   SessionStore,
   ThrottleStore,
+  FailureCounter,
 } from '@tessera/grants'
 import type { KeyStore } from '@tessera/keys'
 import { StoreError } from './errors.js'
@@ -20,6 +21,8 @@ export interface Store {
   readonly keys: KeyStore
   /** Failed-password counters (@tessera/grants). */
   readonly throttle: ThrottleStore
+  /** Failed client authentications (@tessera/grants). */
+  readonly clientAuthFailures: FailureCounter
   /** Authorization codes, single use (@tessera/grants). */
   readonly codes: AuthorizationCodeStore
   /** Refresh-token families, with rotation and reuse detection (@tessera/grants). */

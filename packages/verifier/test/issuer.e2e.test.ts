@@ -8,17 +8,17 @@ const AUDIENCE = 'https://api.verifier.test'
 const HS = {
   host: 'hs.verifier.test:8080',
   id: '11111111-1111-4111-8111-111111111111',
-  secret: 'secret-1',
+  secret: 'secret-1-01234567',
 }
 const RS = {
   host: 'rs.verifier.test:8080',
   id: '22222222-2222-4222-8222-222222222222',
-  secret: 'secret-2',
+  secret: 'secret-2-01234567',
 }
 const OTHER = {
   host: 'other.verifier.test:8080',
   id: '33333333-3333-4333-8333-333333333333',
-  secret: 'secret-3',
+  secret: 'secret-3-01234567',
 }
 
 let issuer: IssuerProcess

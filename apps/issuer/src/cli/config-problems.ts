@@ -6,7 +6,7 @@ import {
   parseSettings,
   readConfigFile,
 } from '@tessera/config-schema'
-import type { Settings, SettingsMode, Tenant } from '@tessera/config-schema'
+import type { ConfigIssue, Settings, SettingsMode, Tenant } from '@tessera/config-schema'
 import { keepsRs256Key } from '../id-token-keys.js'
 import { checkSettings } from '../issuer.js'
 import { keyEncryptionIssue } from '../key-encryption.js'
@@ -65,7 +65,16 @@ export async function findConfigProblems(
   let tenants: Tenant[]
   let complete = true
   try {
-    const read = await readTenants(settings, vars, jwtSecret)
+    // start refuses a short client secret like any other problem; dev serves it with a warning.
+    const shortSecret = (issue: ConfigIssue): void => {
+      notes.push(`${formatConfigIssue(issue)} (tessera start refuses it)`)
+    }
+    const read = await readTenants(
+      settings,
+      vars,
+      jwtSecret,
+      mode === 'dev' ? shortSecret : undefined,
+    )
     tenants = read.tenants
     problems.push(...read.refused)
   } catch (error) {

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream'
 import { loadConfig } from '@tessera/config-schema'
-import type { Settings, Tenant } from '@tessera/config-schema'
+import type { ConfigIssue, Settings, Tenant } from '@tessera/config-schema'
 import { createLogger } from '../logger.js'
 
 /** How long a one-shot command waits for the API server's list before giving up. */
@@ -26,9 +26,11 @@ export async function readTenants(
   settings: Settings,
   env: Record<string, string | undefined>,
   jwtSecret: string | undefined,
+  shortClientSecrets?: (issue: ConfigIssue) => void,
 ): Promise<TenantsRead> {
   if (settings.configSource === 'files') {
-    return { tenants: await loadConfig(settings.config, { env, jwtSecret }), refused: [] }
+    const options = { env, jwtSecret, ...(shortClientSecrets ? { shortClientSecrets } : {}) }
+    return { tenants: await loadConfig(settings.config, options), refused: [] }
   }
   const refused: string[] = []
   const failures: string[] = []
@@ -67,6 +69,7 @@ export async function readTenants(
     providerDirectory: settings.config,
     env,
     jwtSecret,
+    shortClientSecrets,
     logger: createLogger('error', sink),
     watchProviders: false,
     retry: { initialMs: 500, maxMs: 2_000 },

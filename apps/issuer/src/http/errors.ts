@@ -7,6 +7,7 @@ import {
 import { StoreError } from '@tessera/store'
 import type { Context, Middleware } from 'koa'
 import type { Logger } from 'pino'
+import { logClientAuthFailure } from './client-auth-log.js'
 import { HttpError } from './http-error.js'
 import { OAUTH_STATUS } from './oauth-status.js'
 import type { TenantState } from './tenant.js'
@@ -129,7 +130,9 @@ function render(error: unknown): Rendered | undefined {
  */
 export function respondWithError(ctx: Context, error: unknown, logger: Logger): void {
   let rendered = render(error)
-  if (error instanceof ProviderFailureError) {
+  if (error instanceof OAuthError) {
+    logClientAuthFailure(ctx, error, logger)
+  } else if (error instanceof ProviderFailureError) {
     logProviderFailure(ctx, error, logger)
   } else if (error instanceof ClientKeysUnavailableError) {
     // The fetch failure itself was logged where it happened, with its reason.

@@ -17,7 +17,12 @@ export function introspectRoute(deps: ClientEndpointDeps): Middleware<TenantStat
       ctx.get('Content-Type') || undefined,
     )
     const { client } = await authenticateClient(
-      { params, authorization: ctx.get('Authorization') || undefined, endpoint: 'introspect' },
+      {
+        params,
+        authorization: ctx.get('Authorization') || undefined,
+        endpoint: 'introspect',
+        address: ctx.ip,
+      },
       tenant.context,
       deps.grants,
     )

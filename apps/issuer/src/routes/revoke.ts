@@ -23,7 +23,12 @@ export function revokeRoute(deps: ClientEndpointDeps): Middleware<TenantState> {
       ctx.get('Content-Type') || undefined,
     )
     const { client } = await authenticateClient(
-      { params, authorization: ctx.get('Authorization') || undefined, endpoint: 'revoke' },
+      {
+        params,
+        authorization: ctx.get('Authorization') || undefined,
+        endpoint: 'revoke',
+        address: ctx.ip,
+      },
       tenant.context,
       deps.grants,
     )

@@ -27,7 +27,7 @@ function tenantYaml(
     `  providers: [${change.provider ?? 'good.mjs'}]`,
     '  clients:',
     `    - client_id: ${clientId(index)}`,
-    '      client_secret: client-secret',
+    '      client_secret: client-secret-long',
     '      grant_types: [password]',
     '',
   ].join('\n')

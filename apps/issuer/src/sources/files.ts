@@ -16,7 +16,7 @@ import {
   loadConfigFiles,
   readConfigFile,
 } from '@tessera/config-schema'
-import type { ConfigFile, ConfigIndex, Tenant } from '@tessera/config-schema'
+import type { ConfigFile, ConfigIndex, ConfigIssue, Tenant } from '@tessera/config-schema'
 import type { Logger } from 'pino'
 import type { ParseCacheSession } from '../parse-cache.js'
 import { collectGarbage } from '../start-garbage.js'
@@ -31,6 +31,8 @@ export interface FilesSourceOptions {
   env: Record<string, string | undefined>
   /** The JWT_SECRET setting. */
   jwtSecret: string | undefined
+  /** Takes client secrets shorter than 16 characters instead of refusing them (dev warns). */
+  shortClientSecrets?: ((issue: ConfigIssue) => void) | undefined
   logger: Logger
   /** Reload on every change under `path` (the CLI does; embedders and tests call `reload`). */
   watch: boolean
@@ -101,6 +103,7 @@ export function createFilesSource(options: FilesSourceOptions): TenantSource {
   const parseOptions = () => ({
     env: options.env,
     jwtSecret: options.jwtSecret,
+    shortClientSecrets: options.shortClientSecrets,
     // One reload looks each provider script up once, however many tenants name it.
     fileExists: cachedFileExists(),
   })
@@ -460,6 +463,7 @@ export function createFilesSource(options: FilesSourceOptions): TenantSource {
       const loaded = await loadConfigFiles(options.path, {
         env: options.env,
         jwtSecret: options.jwtSecret,
+        shortClientSecrets: options.shortClientSecrets,
         ...(cached === undefined ? {} : { parseCache: cached.cache }),
       })
       // The load's garbage goes before the tenants are built (see start-garbage.ts).

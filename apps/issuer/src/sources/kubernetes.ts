@@ -34,6 +34,8 @@ export interface KubernetesSourceOptions {
   env: Record<string, string | undefined>
   /** The JWT_SECRET setting. */
   jwtSecret: string | undefined
+  /** Takes client secrets shorter than 16 characters instead of refusing them (dev warns). */
+  shortClientSecrets?: ((issue: ConfigIssue) => void) | undefined
   logger: Logger
   /** The API server and credentials; default: {@link loadKubeConfig} of `env`. */
   kubeConfig?: KubeConfig
@@ -103,6 +105,7 @@ export function createKubernetesSource(options: KubernetesSourceOptions): Tenant
     providerDirectory,
     env: options.env,
     jwtSecret: options.jwtSecret,
+    shortClientSecrets: options.shortClientSecrets,
   })
   const pause = createPause()
   let isLoaded = false

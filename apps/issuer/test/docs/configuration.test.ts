@@ -66,9 +66,9 @@ describe('docs/configuration.md', () => {
     }
     const env = {
       ACME_JWT_SECRET: 'acme-own-secret-0123456789-abcdefghij',
-      ACME_BACKOFFICE_SECRET: 'back-office',
-      ORDERS_API_SECRET: 'orders-api',
-      GLOBEX_CLI_SECRET: 'globex-cli',
+      ACME_BACKOFFICE_SECRET: 'back-office-secret',
+      ORDERS_API_SECRET: 'orders-api-secret',
+      GLOBEX_CLI_SECRET: 'globex-cli-secret',
     }
     const [acme, globex] = await loadConfig(join(root, 'tenants'), { env, jwtSecret: undefined })
 
@@ -84,7 +84,10 @@ describe('docs/configuration.md', () => {
       ],
     })
     const [backOffice, webApp, desktop, ordersApi] = acme!.clients
-    expect(backOffice).toMatchObject({ clientSecret: 'back-office', grantTypes: ['password'] })
+    expect(backOffice).toMatchObject({
+      clientSecret: 'back-office-secret',
+      grantTypes: ['password'],
+    })
     expect(webApp?.clientSecret).toBeUndefined()
     expect(webApp?.grantTypes).toEqual(['authorization_code', 'refresh_token'])
     expect(webApp?.introspection).toBe('own')
@@ -95,10 +98,10 @@ describe('docs/configuration.md', () => {
       'http://127.0.0.1/callback',
       'com.example.acme:/oauth2redirect',
     ])
-    expect(ordersApi).toMatchObject({ clientSecret: 'orders-api', introspection: 'tenant' })
+    expect(ordersApi).toMatchObject({ clientSecret: 'orders-api-secret', introspection: 'tenant' })
     expect(globex).toMatchObject({ name: 'globex', jwtAlgorithm: 'RS256' })
     expect(globex?.audience).toBeUndefined()
-    expect(globex?.clients[0]?.clientSecret).toBe('globex-cli')
+    expect(globex?.clients[0]?.clientSecret).toBe('globex-cli-secret')
   })
 
   it('prints exactly the problems it shows for its two broken files', async () => {
@@ -136,10 +139,15 @@ describe('docs/configuration.md', () => {
         (tenants) => tenants,
         (thrown: unknown) => (thrown as ConfigError).message,
       )
-    expect(await load({ ACME_JWT_SECRET: '', ACME_BACKOFFICE_SECRET: 'x' })).toMatch(
+    expect(await load({ ACME_JWT_SECRET: '', ACME_BACKOFFICE_SECRET: 'x'.repeat(16) })).toMatch(
       /config\.jwt_secret: environment variable ACME_JWT_SECRET is not set/,
     )
-    const tenants = await load({ ACME_JWT_SECRET: 'a'.repeat(32), ACME_BACKOFFICE_SECRET: 'x' })
-    expect(tenants).toMatchObject([{ jwtSecret: 'a'.repeat(32), clients: [{ clientSecret: 'x' }] }])
+    const tenants = await load({
+      ACME_JWT_SECRET: 'a'.repeat(32),
+      ACME_BACKOFFICE_SECRET: 'x'.repeat(16),
+    })
+    expect(tenants).toMatchObject([
+      { jwtSecret: 'a'.repeat(32), clients: [{ clientSecret: 'x'.repeat(16) }] },
+    ])
   })
 })

@@ -13,10 +13,10 @@ describe('docs/tokens.md', () => {
     const block = /```yaml\n([\s\S]*?)```/.exec(readFileSync(DOC, 'utf8'))?.[1]
     if (block === undefined) throw new Error('no yaml block in docs/tokens.md')
     const { clients } = parse(block) as { clients: unknown[] }
-    const result = parseDocClients(DOC, clients, { ORDERS_API_SECRET: 'a-secret' })
+    const result = parseDocClients(DOC, clients, { ORDERS_API_SECRET: 'a-client-secret-value' })
     if (!result.ok) throw new Error(result.issues.map((issue) => issue.message).join('\n'))
     expect(result.tenants[0]?.clients[0]).toMatchObject({
-      clientSecret: 'a-secret',
+      clientSecret: 'a-client-secret-value',
       introspection: 'tenant',
     })
   })
@@ -27,7 +27,7 @@ describe('docs/tokens.md', () => {
     )
     if (block === undefined) throw new Error('no client_credentials yaml block in docs/tokens.md')
     const { clients } = parse(block) as { clients: unknown[] }
-    const result = parseDocClients(DOC, clients, { ORDER_SYNC_SECRET: 'a-secret' })
+    const result = parseDocClients(DOC, clients, { ORDER_SYNC_SECRET: 'a-client-secret-value' })
     if (!result.ok) throw new Error(result.issues.map((issue) => issue.message).join('\n'))
     expect(result.tenants[0]?.clients[0]).toMatchObject({ grantTypes: ['client_credentials'] })
   })

@@ -12,11 +12,11 @@ const HOST = 'basic.test'
 // Secrets as `openssl rand -base64 32` and people make them: each breaks one naive decoding.
 const SECRETS = [
   'Zm9v+YmFy/YmF6+cXV4==',
-  '100%-sure',
-  'a%2Bb',
-  'user:pass:word',
+  '100%-sure-of-this-one',
+  'a%2Bb-and-more-text',
+  'user:pass:word:long',
   'with spaces inside',
-  '%zz+%41 :%',
+  '%zz+%41 :%-and-then-%',
 ]
 const clientId = (index: number) => `d4d4d4d4-0000-4000-8000-00000000000${index}`
 

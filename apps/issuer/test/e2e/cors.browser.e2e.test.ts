@@ -12,7 +12,7 @@ import type { RunningIssuer } from '../support/issuer.js'
 
 const HOST = 'cors.test'
 const SPA_DIR = join(FIXTURES, 'cors', 'spa')
-const API = { id: '99999999-9999-4999-8999-999999999999', secret: 'cors-api-secret' }
+const API = { id: '99999999-9999-4999-8999-999999999999', secret: 'cors-api-secret-0' }
 
 interface Call {
   status: number

@@ -15,7 +15,7 @@ const SPA_ORIGIN = 'http://spa.test:8081'
 const SPA_REDIRECT = `${SPA_ORIGIN}/callback`
 const EXTRA_ORIGIN = 'https://app.cors.test'
 const API = '99999999-9999-4999-8999-999999999999'
-const API_SECRET = 'cors-api-secret'
+const API_SECRET = 'cors-api-secret-0'
 
 const PATHS: [string, 'GET' | 'POST'][] = [
   ['/token', 'POST'],

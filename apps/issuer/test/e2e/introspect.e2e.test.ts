@@ -8,10 +8,10 @@ import { signIn } from '../support/oauth.js'
 // Issue #11: introspection that tells the truth, over HTTP against an issuer on SQLite.
 const HOST = 'shop.test'
 const CB = 'http://localhost:9000/cb'
-const APP = { id: '0a000000-0000-4000-8000-000000000001', secret: 'app-secret' }
-const OTHER = { id: '0a000000-0000-4000-8000-000000000002', secret: 'other-secret' }
+const APP = { id: '0a000000-0000-4000-8000-000000000001', secret: 'app-secret-012345' }
+const OTHER = { id: '0a000000-0000-4000-8000-000000000002', secret: 'other-secret-0123' }
 const CODE_ONLY = { id: '0a000000-0000-4000-8000-000000000003', secret: 'code-only-secret' }
-const API = { id: '0a000000-0000-4000-8000-000000000004', secret: 'api-secret' }
+const API = { id: '0a000000-0000-4000-8000-000000000004', secret: 'api-secret-012345' }
 const SPA = '0a000000-0000-4000-8000-000000000005'
 
 type Client = { id: string; secret: string }

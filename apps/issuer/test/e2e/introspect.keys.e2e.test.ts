@@ -14,7 +14,7 @@ import { runCli } from '../support/process.js'
 // tenant left behind. Each test runs its own issuer on an SQLite file.
 const minute = 60_000
 const TTL_MS = 2 * 3_600_000 // TOKEN_EXPIRATION_IN_HOURS' default
-const APP = { id: '0a000000-0000-4000-8000-000000000001', secret: 'app-secret' }
+const APP = { id: '0a000000-0000-4000-8000-000000000001', secret: 'app-secret-012345' }
 
 function post(issuer: RunningIssuer, host: string, path: string, params: Record<string, string>) {
   return send(issuer.url, {

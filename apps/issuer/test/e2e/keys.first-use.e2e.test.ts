@@ -8,7 +8,7 @@ import { postForm, send } from '../support/http.js'
 import { FIXTURES, startIssuer, tempDir } from '../support/issuer.js'
 
 const day = 86_400_000
-const SECRET = 'svc-secret'
+const SECRET = 'svc-client-secret'
 /** The client of tenant `i`: client ids are unique across tenants. */
 const client = (i: number): string => `cc000000-0000-4000-8000-${String(i).padStart(12, '0')}`
 

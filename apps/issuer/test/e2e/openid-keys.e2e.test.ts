@@ -20,7 +20,7 @@ const OIDC = {
   host: 'oidc.test',
   issuer: 'http://oidc.test',
   client: '0c000000-0000-4000-8000-000000000001',
-  secret: 'oidc-app-secret',
+  secret: 'oidc-app-secret-0',
 }
 const PLAIN = { host: 'plain.test', client: '0c000000-0000-4000-8000-000000000002' }
 const NOT_AN_ACCESS_TOKEN = 'an ID token is not an access token'

@@ -32,7 +32,7 @@ function tenantYaml(index: number, change: { hosts?: string[]; clientId?: string
     '  providers: [../users.provider.mjs]',
     '  clients:',
     `    - client_id: ${change.clientId ?? clientId(index)}`,
-    '      client_secret: client-secret',
+    '      client_secret: client-secret-long',
     '      grant_types: [password]',
     '',
   ].join('\n')
@@ -44,7 +44,7 @@ function passwordToken(url: string, index: number, at = host(index)) {
     username: 'alice',
     password: 'alice-password',
     client_id: clientId(index),
-    client_secret: 'client-secret',
+    client_secret: 'client-secret-long',
   })
 }
 

@@ -8,17 +8,17 @@ import type { RunningIssuer } from '../support/issuer.js'
 // Issue #13: the client_credentials grant over HTTP, against the SQLite store and real signing.
 const HOST = 'svc-hs.test'
 const ISSUER = 'http://svc-hs.test'
-const BILLING = { id: 'cc000000-0000-4000-8000-000000000001', secret: 'billing-secret' }
-const MAILER = { id: 'cc000000-0000-4000-8000-000000000002', secret: 'mailer-secret' }
-const WEB = { id: 'cc000000-0000-4000-8000-000000000003', secret: 'web-secret' }
+const BILLING = { id: 'cc000000-0000-4000-8000-000000000001', secret: 'billing-secret-01' }
+const MAILER = { id: 'cc000000-0000-4000-8000-000000000002', secret: 'mailer-secret-012' }
+const WEB = { id: 'cc000000-0000-4000-8000-000000000003', secret: 'web-secret-012345' }
 const PUBLIC_APP = 'cc000000-0000-4000-8000-000000000004'
-const API = { id: 'cc000000-0000-4000-8000-000000000005', secret: 'api-secret' }
+const API = { id: 'cc000000-0000-4000-8000-000000000005', secret: 'api-secret-012345' }
 const RS = {
   host: 'svc-rs.test',
   issuer: 'http://svc-rs.test',
   audience: 'https://api.svc-rs.test',
   id: 'cc000000-0000-4000-8000-000000000011',
-  secret: 'reports-secret',
+  secret: 'reports-secret-01',
 }
 const CLAIMS = ['aud', 'client_id', 'exp', 'iat', 'iss', 'jti', 'scope', 'sub']
 

@@ -61,7 +61,7 @@ describe('client_credentials tokens and signing keys (#13)', () => {
       config: vars.TESSERA_CONFIG,
     })
     const RS = { host: 'svc-rs.test', id: 'cc000000-0000-4000-8000-000000000011' }
-    const reports = basicAuth(RS.id, 'reports-secret')
+    const reports = basicAuth(RS.id, 'reports-secret-01')
     const issue = () =>
       postForm(
         issuer.url,

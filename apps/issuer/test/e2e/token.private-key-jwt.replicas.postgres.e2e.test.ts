@@ -42,7 +42,14 @@ config:
 `,
     )
     database = await createTestDatabase()
-    const vars = { JWT_SECRET, TESSERA_CONFIG: config, DATABASE_URL: database.url }
+    const vars = {
+      JWT_SECRET,
+      TESSERA_CONFIG: config,
+      DATABASE_URL: database.url,
+      // The replays here all come from one address; the client-auth throttle is tested apart.
+      CLIENT_AUTH_MAX_FAILURES: '1000',
+      CLIENT_AUTH_MAX_FAILURES_PER_ADDRESS: '1000',
+    }
     ;[a, b] = await Promise.all([startIssuerCli(vars), startIssuerCli(vars)])
   })
   afterAll(async () => {

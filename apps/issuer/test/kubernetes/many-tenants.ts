@@ -10,7 +10,7 @@ export const manyHost = (index: number): string => `t${index}.many.test`
 /** The one client of tenant number `index`: a UUID that the index makes unique. */
 export function manyClient(index: number): { client: string; secret: string } {
   const hex = index.toString(16).padStart(12, '0')
-  return { client: `dddddddd-0000-4000-8000-${hex}`, secret: `many-secret-${index}` }
+  return { client: `dddddddd-0000-4000-8000-${hex}`, secret: `many-client-secret-${index}` }
 }
 
 /** `count` valid Tenants, `t0` to `tN-1`, each with its own host and client. */

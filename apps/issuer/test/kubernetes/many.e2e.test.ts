@@ -36,7 +36,7 @@ describe('kubernetes source with thousands of Tenant resources (#15)', () => {
   it('serves every one of the first list, refusing the later of two that claim one host', async () => {
     for (const input of manyTenants(COUNT)) api.apply(input)
     // Created after t7, and claiming its host: refused, t7 keeps it.
-    const late = { client: 'ffffffff-0000-4000-8000-000000000001', secret: 'late-secret' }
+    const late = { client: 'ffffffff-0000-4000-8000-000000000001', secret: 'late-client-secret' }
     api.apply(tenant('late', ['late.many.test', manyHost(7)], late))
     const running = await startOnFakeApi(
       api,

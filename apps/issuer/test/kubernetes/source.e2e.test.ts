@@ -70,14 +70,18 @@ describe('kubernetes source (TESSERA_CONFIG_SOURCE=kubernetes)', () => {
       tenant('acme', [ACME.host, 'login.acme.test'], ACME, {
         clients: [
           { client_id: ACME.client, client_secret: ACME.secret, grant_types: ['password'] },
-          { client_id: INITECH.client, client_secret: 'second', grant_types: ['password'] },
+          {
+            client_id: INITECH.client,
+            client_secret: 'second-client-secret',
+            grant_types: ['password'],
+          },
         ],
       }),
     )
     await eventually(() => expectServed(running.url, 'login.acme.test', 'http://acme.test'))
     const second = await passwordToken(running.url, 'login.acme.test', {
       client: INITECH.client,
-      secret: 'second',
+      secret: 'second-client-secret',
     })
     expect(second.status).toBe(200)
 

@@ -81,7 +81,7 @@ describe('tessera start with TESSERA_CONFIG_SOURCE=kubernetes', () => {
   it('runs check-config and keys against the Tenant resources', async () => {
     api.apply(tenant('initech', [INITECH.host], INITECH, { jwt_algorithm: 'RS256' }))
     // Invalid: its client_id is not a UUID. Refused, and named, without hiding the others.
-    api.apply(tenant('broken', ['broken.test'], { client: 'not-a-uuid', secret: 'x' }))
+    api.apply(tenant('broken', ['broken.test'], { client: 'not-a-uuid', secret: 'x'.repeat(16) }))
 
     // initech signs with RS256, which start serves only with a KEY_ENCRYPTION_SECRET.
     const sealed = { ...vars, KEY_ENCRYPTION_SECRET }

@@ -33,7 +33,7 @@ function tenant(name: 'rs' | 'hs', digit: string): OidcTenant {
     audience: 'https://api.oidc.test',
     a: {
       id: `aaaaaaaa${suffix}`,
-      secret: `${name}-a-secret`,
+      secret: `${name}-a-secret-01234`,
       redirectUri: 'http://localhost:9000/a/cb',
       postLogoutRedirectUris: [
         'http://localhost:9000/a/signed-out',

@@ -29,6 +29,9 @@ export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 /** HS256 secrets, JWT_SECRET and per-tenant ones alike. */
 export const MIN_SECRET_LENGTH = 32
 
+/** Client secrets, literal and `{env: VAR}` alike. */
+export const MIN_CLIENT_SECRET_LENGTH = 16
+
 export const TenantNameSchema = z
   .string()
   .max(63, 'must be at most 63 characters')

@@ -6,7 +6,7 @@
  * @module
  */
 import { dirname, isAbsolute, join, resolve } from 'node:path'
-import { ENV_NAME, MIN_SECRET_LENGTH } from './fields.js'
+import { ENV_NAME, MIN_CLIENT_SECRET_LENGTH, MIN_SECRET_LENGTH } from './fields.js'
 import type { FieldPath } from './issues.js'
 import { isRecord } from './is-record.js'
 
@@ -16,6 +16,8 @@ export interface ResolveContext {
   env: Record<string, string | undefined>
   fileExists: (absolutePath: string) => boolean
   report: (path: FieldPath, message: string) => void
+  /** Takes a client secret that is too short instead of `report` (tessera dev warns). */
+  shortClientSecret?: (path: FieldPath, message: string) => void
 }
 
 /** Provider paths made absolute and secrets read from the environment, where they are valid. */
@@ -34,7 +36,12 @@ export function resolveSpec(spec: unknown, base: FieldPath, context: ResolveCont
     ok = false
     context.report(path, message)
   }
-  const resolveSecret = (raw: unknown, path: FieldPath, minLength: number) => {
+  const resolveSecret = (
+    raw: unknown,
+    path: FieldPath,
+    minLength: number,
+    tooShort: (path: FieldPath, message: string) => void = report,
+  ) => {
     if (typeof raw === 'string') return raw
     const name = envName(raw)
     if (name === undefined) return undefined
@@ -45,8 +52,9 @@ export function resolveSpec(spec: unknown, base: FieldPath, context: ResolveCont
       return undefined
     }
     if (value.length < minLength) {
-      report(path, `must be at least ${minLength} characters (environment variable ${name})`)
-      return undefined
+      tooShort(path, `must be at least ${minLength} characters (environment variable ${name})`)
+      // Refused, it resolves to nothing; taken as a warning, it is used.
+      if (tooShort === report) return undefined
     }
     return value
   }
@@ -73,7 +81,13 @@ export function resolveSpec(spec: unknown, base: FieldPath, context: ResolveCont
     fields.clients.forEach((client: unknown, index) => {
       if (!isRecord(client)) return
       const path = [...base, 'clients', index, 'client_secret']
-      const secret = resolveSecret(client.client_secret, path, 1)
+      const short = context.shortClientSecret ?? report
+      const raw = client.client_secret
+      // The schema checks the type; the length of a literal is checked here, with the rest.
+      if (typeof raw === 'string' && raw !== '' && raw.length < MIN_CLIENT_SECRET_LENGTH) {
+        short(path, `must be at least ${MIN_CLIENT_SECRET_LENGTH} characters`)
+      }
+      const secret = resolveSecret(raw, path, MIN_CLIENT_SECRET_LENGTH, short)
       if (secret !== undefined) clientSecrets.set(index, secret)
     })
   }

@@ -11,6 +11,7 @@ import { releasedClaims } from './claims.js'
 import { accessTokenHash, issueIdToken } from './id-token.js'
 import { logout } from './logout.js'
 import { userInfo } from './userinfo.js'
+import { memoryFailureCounter, testClientAuthPolicy } from '../test-utils/memory-failure-counter.js'
 
 // Unit tests of the OpenID Connect decisions, with in-test stores; the store adapters have their
 // contract suite, and the issuer's e2e tests (openid-client, Chromium) run all of it over HTTP.
@@ -113,6 +114,8 @@ function depsWith(sessions = memorySessions()): GrantDeps & {
       waitMs: 1_000,
       leaseMs: 11_000,
     },
+    clientAuthFailures: memoryFailureCounter(),
+    clientAuthPolicy: testClientAuthPolicy,
     codes: {
       saveCode: (code) => {
         saved.push(code)

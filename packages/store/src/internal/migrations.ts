@@ -246,6 +246,18 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX throttle_holds_expires_at ON throttle_holds (expires_at);
     `,
   },
+  {
+    version: 12,
+    name: 'client_auth_failures',
+    sql: `
+      CREATE TABLE client_auth_failures (
+        "key" TEXT PRIMARY KEY,
+        count INTEGER NOT NULL,
+        reset_at INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX client_auth_failures_reset_at ON client_auth_failures (reset_at);
+    `,
+  },
 ]
 
 /**

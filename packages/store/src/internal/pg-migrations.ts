@@ -260,6 +260,18 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX throttle_holds_expires_at ON throttle_holds (expires_at);
     `,
   },
+  {
+    version: 12,
+    name: 'client_auth_failures',
+    sql: `
+      CREATE TABLE client_auth_failures (
+        "key" TEXT COLLATE "C" PRIMARY KEY,
+        count INTEGER NOT NULL,
+        reset_at BIGINT NOT NULL
+      );
+      CREATE INDEX client_auth_failures_reset_at ON client_auth_failures (reset_at);
+    `,
+  },
 ]
 
 /**

@@ -26,6 +26,7 @@ export {
 } from './throttle-contract.js'
 import type { ParsedConfigEntry } from '../parsed-config.js'
 import type { Store } from '../store.js'
+import { describeFailureCounterContract } from './failure-counter-contract.js'
 
 export const t0 = Date.UTC(2025, 2, 10, 9)
 const minute = 60_000
@@ -424,6 +425,8 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
     })
 
     describeThrottleContract(() => store)
+
+    describeFailureCounterContract(() => store)
 
     describe('authorization codes', () => {
       it('saves a code and finds it by (tenant, hash) with every field intact', async () => {

@@ -68,7 +68,7 @@ function resource(index: number, host = `t${index}.test`, resourceVersion = '1')
       clients: [
         {
           client_id: `eeeeeeee-0000-4000-8000-${index.toString(16).padStart(12, '0')}`,
-          client_secret: 's',
+          client_secret: 's'.repeat(16),
           grant_types: ['password'],
         },
       ],

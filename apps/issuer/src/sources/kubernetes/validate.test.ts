@@ -42,7 +42,9 @@ function spec(hosts: string[], overrides: Record<string, unknown> = {}): Record<
   return {
     hosts,
     providers: ['users.mjs'],
-    clients: [{ client_id: CLIENT, client_secret: 'client-secret', grant_types: ['password'] }],
+    clients: [
+      { client_id: CLIENT, client_secret: 'client-secret-long', grant_types: ['password'] },
+    ],
     ...overrides,
   }
 }
@@ -63,7 +65,9 @@ function served(
     resource(
       name,
       spec(hosts, {
-        clients: [{ client_id: clientId, client_secret: 's', grant_types: ['password'] }],
+        clients: [
+          { client_id: clientId, client_secret: 's'.repeat(16), grant_types: ['password'] },
+        ],
         ...overrides,
       }),
     ),
@@ -173,7 +177,9 @@ describe('validateTenantResource', () => {
       resource(
         'acme',
         spec(['acme.test'], {
-          clients: [{ client_id: OTHER_CLIENT, client_secret: 's', grant_types: ['password'] }],
+          clients: [
+            { client_id: OTHER_CLIENT, client_secret: 's'.repeat(16), grant_types: ['password'] },
+          ],
         }),
       ),
       others,
@@ -282,7 +288,9 @@ describe('createServedClaims', () => {
       resource(
         name,
         spec(hosts, {
-          clients: [{ client_id: clientId, client_secret: 's', grant_types: ['password'] }],
+          clients: [
+            { client_id: clientId, client_secret: 's'.repeat(16), grant_types: ['password'] },
+          ],
         }),
       ),
       claims,

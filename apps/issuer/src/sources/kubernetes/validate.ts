@@ -23,6 +23,8 @@ export interface ValidationContext {
   env: Record<string, string | undefined>
   /** The JWT_SECRET setting. */
   jwtSecret: string | undefined
+  /** Takes client secrets shorter than 16 characters instead of refusing them (dev warns). */
+  shortClientSecrets?: ((issue: ConfigIssue) => void) | undefined
 }
 
 /**
@@ -109,7 +111,13 @@ export function validateTenantResource(
   // they were accepted, and are never looked at again.
   const unit = parseConfigDocument(
     { file, value, locate: () => 0 },
-    { env: context.env, jwtSecret: context.jwtSecret },
+    {
+      env: context.env,
+      jwtSecret: context.jwtSecret,
+      ...(context.shortClientSecrets === undefined
+        ? {}
+        : { shortClientSecrets: context.shortClientSecrets }),
+    },
   )
   const issues = [
     ...pathIssues,
