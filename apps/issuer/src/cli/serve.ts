@@ -16,6 +16,7 @@ import type { TenantRuntime } from '../tenants.js'
 import { MAKE_KEY_ENCRYPTION_SECRET } from '../key-encryption.js'
 import { createLogger } from '../logger.js'
 import { createMetrics } from '../metrics.js'
+import { exitProcess, guardProcess } from '../process-guard.js'
 import { assertConfigExists } from './config-directory.js'
 import { createHttpServer, listen } from './listen.js'
 
@@ -45,12 +46,9 @@ export async function serve(
     slot === undefined
       ? createLogger(settings.logLevel)
       : createLogger(settings.logLevel).child({ worker: slot })
-  // A provider script may leave a promise of its own rejected (a timer or a request it started and
-  // dropped). Node's default would end the process, and every tenant with it, printing a reason
-  // that may quote the password the script was given: log its kind and where it came from only.
-  process.on('unhandledRejection', (reason) => {
-    logger.error(describeStray(reason), 'a promise was rejected and nothing handled it')
-  })
+  // A provider script can throw from a timer, leave a promise rejected or call process.exit:
+  // none of that may end the process (every tenant with it) or print what the script was given.
+  guardProcess(logger)
   if (slot === undefined) {
     warnAboutSettings(settings, mode, devSecretGenerated, logger)
     if (mode === 'start' && settings.workers > 1) {
@@ -169,7 +167,7 @@ export async function serve(
       .then(() => issuer.close())
       .then(() => {
         logger.info('stopped')
-        process.exit(0)
+        exitProcess(0)
       })
     for (const server of servers) server.closeIdleConnections()
     setTimeout(() => {
@@ -289,7 +287,7 @@ async function servePrimary(
       .then(closeAll)
       .then(() => {
         logger.info('stopped')
-        process.exit(0)
+        exitProcess(0)
       })
   }
   process.on('SIGTERM', () => stop('SIGTERM'))
@@ -405,12 +403,4 @@ function warnAboutSettings(
 /** A listen address as the host part of a URL: IPv6 literals go in brackets. */
 function urlHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host
-}
-
-/** What may be logged of an unhandled rejection: its kind and call sites, never its message. */
-function describeStray(reason: unknown): { kind: string; at?: string[] } {
-  if (!(reason instanceof Error)) return { kind: typeof reason }
-  // The first line of a stack repeats the message; the frames name files and lines only.
-  const frames = (reason.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line))
-  return { kind: reason.name, at: frames.slice(0, 5).map((line) => line.trim()) }
 }
