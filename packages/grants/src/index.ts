@@ -44,6 +44,7 @@ export {
   MAX_STATE_LENGTH,
   MAX_NONCE_LENGTH,
   MAX_LOGIN_HINT_LENGTH,
+  MAX_CODES_PER_SESSION_AND_CLIENT,
   PROMPT_VALUES,
 } from './authorize.js'
 export type {
@@ -93,6 +94,7 @@ export type {
   Clock,
   AuthorizationCodeRecord,
   AuthorizationCodeStore,
+  SaveCodeOptions,
   RefreshFamily,
   RefreshTokenRecord,
   RefreshTokenStore,

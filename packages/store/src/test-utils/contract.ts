@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { StoreError } from '../errors.js'
 import type { ParsedConfigEntry } from '../parsed-config.js'
 import type { Store } from '../store.js'
+import { describeCodeBoundContract } from './code-bound-contract.js'
 
 export const t0 = Date.UTC(2025, 2, 10, 9)
 const minute = 60_000
@@ -700,6 +701,8 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         await expect(releaseOne(store, 'acme:alice', Number.NaN)).rejects.toThrow(TypeError)
       })
     })
+
+    describeCodeBoundContract(() => store)
 
     describe('authorization codes', () => {
       it('saves a code and finds it by (tenant, hash) with every field intact', async () => {
