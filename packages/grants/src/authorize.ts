@@ -5,8 +5,9 @@ import { randomToken, sha256, sha256Hex } from './crypto.js'
 import { OAuthError } from './errors.js'
 import type { OAuthErrorCode } from './errors.js'
 import { loginSealKey, openLogin, sealLogin } from './internal/login-seal.js'
-import { isRegisteredRedirectUri } from './internal/redirect-uri.js'
+import { isLoopbackRedirectUri, isRegisteredRedirectUri } from './internal/redirect-uri.js'
 import { hasOpenIdScope } from './openid/claims.js'
+import { sessionUserName } from './openid/loopback-consent.js'
 import { findSession, startSession } from './openid/session.js'
 import type { SessionCookie } from './openid/session.js'
 import { isS256Challenge } from './pkce.js'
@@ -56,6 +57,11 @@ export type SessionOutcome =
   /** A code from the session, or `login_required` for `prompt=none`. */
   | { kind: 'redirect'; location: string; clearSession: boolean }
   | { kind: 'login'; request: AuthorizationRequest; clearSession: boolean }
+  /**
+   * A live session and a loopback redirect URI: the user confirms with one click ("Continue as
+   * `userName`") before a code goes to whatever program listens on that port.
+   */
+  | { kind: 'confirm'; request: AuthorizationRequest; userName: string; clearSession: false }
 
 /** What the login form's submission leads to. */
 export type LoginOutcome =
@@ -298,6 +304,14 @@ export async function resumeSession(
     session !== undefined &&
     (openid.maxAge === undefined || now - session.authTime <= openid.maxAge * 1000)
   ) {
+    // RFC 8252 §8.3: any program on the device can listen on a loopback port and ask for a code
+    // there; without a click the signed-in user would not know (RFC 9700 §4.1.3 wants consent).
+    if (isLoopbackRedirectUri(request.redirectUri)) {
+      if (openid.prompt.includes('none')) {
+        return promptNoneError(request, tenant, 'consent_required', false)
+      }
+      return { kind: 'confirm', request, userName: sessionUserName(session), clearSession: false }
+    }
     const location = await issueCode(
       request,
       { sub: session.sub, claims: session.claims },
@@ -308,17 +322,44 @@ export async function resumeSession(
     return { kind: 'redirect', location, clearSession: false }
   }
   if (openid.prompt.includes('none')) {
-    const error = errorRedirect(
-      request.redirectUri,
-      request.state,
-      tenant.issuer,
-      'login_required',
-      'the user is not signed in',
-    )
-    if (error.kind !== 'redirect') throw new Error('unreachable: errorRedirect redirects')
-    return { kind: 'redirect', location: error.location, clearSession: found.clear }
+    return promptNoneError(request, tenant, 'login_required', found.clear)
   }
   return { kind: 'login', request, clearSession: found.clear }
+}
+
+/** The answer to `prompt=none` when the user would have to see a page (OpenID Connect §3.1.2.6). */
+function promptNoneError(
+  request: AuthorizationRequest,
+  tenant: TenantContext,
+  code: 'login_required' | 'consent_required',
+  clearSession: boolean,
+): SessionOutcome {
+  const description =
+    code === 'login_required'
+      ? 'the user is not signed in'
+      : 'the user must confirm a sign-in to an app on this device'
+  const error = errorRedirect(request.redirectUri, request.state, tenant.issuer, code, description)
+  if (error.kind !== 'redirect') throw new Error('unreachable: errorRedirect redirects')
+  return { kind: 'redirect', location: error.location, clearSession }
+}
+
+/**
+ * The "Continue as …" page's submission: a code from the browser's live session, or the login
+ * form again when the session ended meanwhile.
+ */
+async function continueSession(
+  request: AuthorizationRequest,
+  form: LoginSubmission,
+  tenant: TenantContext,
+  deps: GrantDeps,
+): Promise<LoginOutcome> {
+  const { session } = await findSession(form.sessionValue, form.address, tenant, deps)
+  if (session === undefined) {
+    return { kind: 'retry', request, message: 'Your sign-in has ended. Sign in again.' }
+  }
+  const user = { sub: session.sub, claims: session.claims }
+  const signIn = { authTime: session.authTime, sid: session.sid }
+  return { kind: 'redirect', location: await issueCode(request, user, signIn, tenant, deps) }
 }
 
 /**
@@ -437,6 +478,8 @@ export interface LoginSubmission {
   bindingValue: string | undefined
   /** The session cookie, if the browser sent one (OpenID Connect requests only read it). */
   sessionValue?: string | undefined
+  /** The "Continue as …" page's button: a code from the live session, no password. */
+  continueSession?: boolean
   address: string
 }
 
@@ -495,6 +538,9 @@ export async function completeLogin(
     ...(hasOpenIdScope(sealed.scope)
       ? { openid: { prompt: [], ...(sealed.nonce === undefined ? {} : { nonce: sealed.nonce }) } }
       : {}),
+  }
+  if (form.continueSession === true && request.openid !== undefined) {
+    return continueSession(request, form, tenant, deps)
   }
   if (form.username === undefined || form.password === undefined) {
     return { kind: 'retry', request, message: 'Enter your username and password.' }

@@ -13,6 +13,7 @@ import { readBrowserCookie, writeBrowserCookie } from '../http/cookies.js'
 import { logProviderFailure, PROVIDER_RETRY_AFTER_SECONDS } from '../http/errors.js'
 import type { TenantState } from '../http/tenant.js'
 import { STYLE_HASH } from '../views/html.js'
+import { renderContinuePage } from '../views/continue.js'
 import { renderErrorPage, renderLoginPage, renderUnavailablePage } from '../views/login.js'
 
 export interface AuthorizeRouteDeps {
@@ -119,6 +120,41 @@ function providerFailurePage(ctx: Context, error: ProviderFailureError, logger: 
   )
 }
 
+/** Seals `request` into a form bound to a fresh binding cookie (as the login form is). */
+async function sealForm(
+  ctx: Context & { state: TenantState },
+  request: AuthorizationRequest,
+  deps: AuthorizeRouteDeps,
+): Promise<string> {
+  const form = await beginLogin(request, ctx.state.tenant.context, deps.grants)
+  // A fresh value with every form: whatever cookie the browser sent is replaced, never adopted.
+  writeBrowserCookie(ctx, 'tessera_login', {
+    value: form.bindingValue,
+    maxAgeSeconds: deps.grants.loginTtlSeconds,
+    now: deps.grants.clock(),
+    secureCookies: deps.secureCookies,
+  })
+  return form.csrfToken
+}
+
+/** "Continue as …": a live session's code for a loopback redirect URI waits for one click. */
+async function showContinue(
+  ctx: Context & { state: TenantState },
+  request: AuthorizationRequest,
+  userName: string,
+  deps: AuthorizeRouteDeps,
+): Promise<void> {
+  const csrfToken = await sealForm(ctx, request, deps)
+  setPageHeaders(ctx, request.redirectUri)
+  ctx.status = 200
+  ctx.body = renderContinuePage({
+    tenantName: ctx.state.tenant.tenant.name,
+    clientName: request.client.name ?? request.client.clientId,
+    userName,
+    csrfToken,
+  })
+}
+
 async function showLogin(
   ctx: Context & { state: TenantState },
   request: AuthorizationRequest,
@@ -129,21 +165,14 @@ async function showLogin(
   const hint = request.openid?.loginHint
   if (extra.username === undefined && hint !== undefined) extra = { ...extra, username: hint }
   const { tenant } = ctx.state
-  const form = await beginLogin(request, tenant.context, deps.grants)
-  // A fresh value with every form: whatever cookie the browser sent is replaced, never adopted.
-  writeBrowserCookie(ctx, 'tessera_login', {
-    value: form.bindingValue,
-    maxAgeSeconds: deps.grants.loginTtlSeconds,
-    now: deps.grants.clock(),
-    secureCookies: deps.secureCookies,
-  })
+  const csrfToken = await sealForm(ctx, request, deps)
   setPageHeaders(ctx, request.redirectUri)
   if (extra.retryAfterSeconds !== undefined) ctx.set('Retry-After', `${extra.retryAfterSeconds}`)
   ctx.status = status
   ctx.body = renderLoginPage({
     tenantName: tenant.tenant.name,
     clientName: request.client.name ?? request.client.clientId,
-    csrfToken: form.csrfToken,
+    csrfToken,
     ...extra,
   })
 }
@@ -180,6 +209,9 @@ export function authorizeRoute(deps: AuthorizeRouteDeps): Middleware<TenantState
         )
         if (resumed.clearSession) setSessionCookie(ctx, undefined, deps)
         if (resumed.kind === 'redirect') return redirect(ctx, resumed.location)
+        if (resumed.kind === 'confirm') {
+          return showContinue(ctx, resumed.request, resumed.userName, deps)
+        }
         return showLogin(ctx, resumed.request, deps, 200)
       }
     }
@@ -211,6 +243,7 @@ export function loginRoute(deps: AuthorizeRouteDeps): Middleware<TenantState> {
           password: fields.get('password'),
           bindingValue: readBrowserCookie(ctx, 'tessera_login'),
           sessionValue: readBrowserCookie(ctx, 'tessera_session'),
+          continueSession: fields.get('continue') === 'yes',
           address: ctx.ip,
         },
         ctx.state.tenant.context,
