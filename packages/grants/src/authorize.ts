@@ -1,17 +1,17 @@
 import type { Client } from '@tessera/config-schema'
 import { isConfidentialClient } from './client-auth.js'
 import type { GrantDeps, TenantContext } from './context.js'
-import { randomToken, sha256, sha256Hex } from './crypto.js'
+import { randomToken, sha256 } from './crypto.js'
 import { OAuthError } from './errors.js'
 import type { OAuthErrorCode } from './errors.js'
+import { issueCode, redirectTo } from './internal/issue-code.js'
 import { loginSealKey, openLogin, sealLogin } from './internal/login-seal.js'
 import { isLoopbackRedirectUri, isRegisteredRedirectUri } from './internal/redirect-uri.js'
 import { hasOpenIdScope } from './openid/claims.js'
-import { sessionUserName } from './openid/loopback-consent.js'
+import { continueSession, sessionUserName } from './openid/loopback-consent.js'
 import { findSession, startSession } from './openid/session.js'
 import type { SessionCookie } from './openid/session.js'
 import { isS256Challenge } from './pkce.js'
-import type { AuthenticatedUser } from './ports.js'
 import { narrowScope } from './scope.js'
 import { checkPasswordThrottled } from './throttle.js'
 
@@ -70,14 +70,6 @@ export type LoginOutcome =
   | { kind: 'redirect'; location: string; session?: SessionCookie }
   /** Show the form again (with a new seal) and this message. */
   | { kind: 'retry'; request: AuthorizationRequest; message: string; retryAfterSeconds?: number }
-
-/** Builds `redirect_uri?…` keeping the registered URI (and any query it has) byte for byte. */
-function redirectTo(redirectUri: string, params: Record<string, string | undefined>): string {
-  const query = new URLSearchParams()
-  for (const [name, value] of Object.entries(params))
-    if (value !== undefined) query.append(name, value)
-  return `${redirectUri}${redirectUri.includes('?') ? '&' : '?'}${query.toString()}`
-}
 
 function errorRedirect(
   redirectUri: string,
@@ -341,67 +333,6 @@ function promptNoneError(
   const error = errorRedirect(request.redirectUri, request.state, tenant.issuer, code, description)
   if (error.kind !== 'redirect') throw new Error('unreachable: errorRedirect redirects')
   return { kind: 'redirect', location: error.location, clearSession }
-}
-
-/**
- * The "Continue as …" page's submission: a code from the browser's live session, or the login
- * form again when the session ended meanwhile.
- */
-async function continueSession(
-  request: AuthorizationRequest,
-  form: LoginSubmission,
-  tenant: TenantContext,
-  deps: GrantDeps,
-): Promise<LoginOutcome> {
-  const { session } = await findSession(form.sessionValue, form.address, tenant, deps)
-  if (session === undefined) {
-    return { kind: 'retry', request, message: 'Your sign-in has ended. Sign in again.' }
-  }
-  const user = { sub: session.sub, claims: session.claims }
-  const signIn = { authTime: session.authTime, sid: session.sid }
-  return { kind: 'redirect', location: await issueCode(request, user, signIn, tenant, deps) }
-}
-
-/**
- * How many unredeemed codes one sign-in session keeps per client: each request that rides a live
- * session stores a code, and a cross-site page can make a signed-in browser send thousands of
- * them. The newest replace the oldest, so a few tabs signing in to one client at once all get
- * codes that redeem.
- */
-export const MAX_CODES_PER_SESSION_AND_CLIENT = 10
-
-/**
- * Stores a code for `user` and answers the redirect that hands it over, with `state` and `iss`
- * (RFC 9207).
- */
-async function issueCode(
-  request: AuthorizationRequest,
-  user: AuthenticatedUser,
-  signIn: { authTime: number; sid: string } | undefined,
-  tenant: TenantContext,
-  deps: GrantDeps,
-): Promise<string> {
-  const now = deps.clock()
-  const code = randomToken()
-  const nonce = request.openid?.nonce
-  await deps.codes.saveCode(
-    {
-      codeHash: sha256Hex(code),
-      tenant: tenant.name,
-      clientId: request.client.clientId,
-      redirectUri: request.redirectUri,
-      scope: request.scope,
-      sub: user.sub,
-      claims: user.claims ?? {},
-      createdAt: now,
-      expiresAt: now + deps.codeTtlSeconds * 1000,
-      ...(request.codeChallenge === undefined ? {} : { codeChallenge: request.codeChallenge }),
-      ...(signIn === undefined ? {} : { sid: signIn.sid, authTime: signIn.authTime }),
-      ...(nonce === undefined ? {} : { nonce }),
-    },
-    signIn === undefined ? undefined : { keepPerSession: MAX_CODES_PER_SESSION_AND_CLIENT },
-  )
-  return redirectTo(request.redirectUri, { code, state: request.state, iss: tenant.issuer })
 }
 
 /** A login form ready to render: the sealed request goes into the form, the binding into a cookie. */

@@ -44,9 +44,9 @@ export {
   MAX_STATE_LENGTH,
   MAX_NONCE_LENGTH,
   MAX_LOGIN_HINT_LENGTH,
-  MAX_CODES_PER_SESSION_AND_CLIENT,
   PROMPT_VALUES,
 } from './authorize.js'
+export { MAX_CODES_PER_SESSION_AND_CLIENT } from './internal/issue-code.js'
 export type {
   AuthorizationRequest,
   AuthorizeOutcome,

@@ -1,4 +1,8 @@
+import type { AuthorizationRequest, LoginOutcome, LoginSubmission } from '../authorize.js'
+import type { GrantDeps, TenantContext } from '../context.js'
+import { issueCode } from '../internal/issue-code.js'
 import type { SessionRecord } from '../ports.js'
+import { findSession } from './session.js'
 
 /**
  * What the "Continue as …" page calls the signed-in user: the session's `name`, else its
@@ -11,4 +15,23 @@ export function sessionUserName(session: Pick<SessionRecord, 'sub' | 'claims'>):
     if (typeof value === 'string' && value.trim() !== '') return value
   }
   return session.sub
+}
+
+/**
+ * The "Continue as …" page's submission: a code from the browser's live session, or the login
+ * form again when the session ended meanwhile.
+ */
+export async function continueSession(
+  request: AuthorizationRequest,
+  form: LoginSubmission,
+  tenant: TenantContext,
+  deps: GrantDeps,
+): Promise<LoginOutcome> {
+  const { session } = await findSession(form.sessionValue, form.address, tenant, deps)
+  if (session === undefined) {
+    return { kind: 'retry', request, message: 'Your sign-in has ended. Sign in again.' }
+  }
+  const user = { sub: session.sub, claims: session.claims }
+  const signIn = { authTime: session.authTime, sid: session.sid }
+  return { kind: 'redirect', location: await issueCode(request, user, signIn, tenant, deps) }
 }
