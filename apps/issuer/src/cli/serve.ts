@@ -46,8 +46,10 @@ export async function serve(
     slot === undefined
       ? createLogger(settings.logLevel)
       : createLogger(settings.logLevel).child({ worker: slot })
-  // A provider script can throw from a timer, leave a promise rejected or call process.exit:
-  // none of that may end the process (every tenant with it) or print what the script was given.
+  // A provider script may leave a promise of its own rejected (a timer or a request it started and
+  // dropped). Node's default would end the process, and every tenant with it, printing a reason
+  // that may quote the password the script was given: log its kind and where it came from only.
+  // Likewise for an exception thrown from its timers; and its process.exit is refused.
   guardProcess(logger)
   if (slot === undefined) {
     warnAboutSettings(settings, mode, devSecretGenerated, logger)
