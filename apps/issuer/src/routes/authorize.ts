@@ -21,8 +21,8 @@ export interface AuthorizeRouteDeps {
   maxBodyBytes: number
   logger: Logger
   /**
-   * `start`: session and login-binding cookies are always `Secure`, also behind a proxy that ends TLS
-   * without TRUST_PROXY telling the issuer so; `dev`: only on an https request.
+   * `start`: session and login-binding cookies are always `Secure`, also behind a proxy that
+   * ends TLS without TRUST_PROXY telling the issuer so; `dev`: only on an https request.
    */
   secureCookies: boolean
 }
