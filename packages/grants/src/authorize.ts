@@ -61,7 +61,14 @@ export type SessionOutcome =
    * A live session and a loopback redirect URI: the user confirms with one click ("Continue as
    * `userName`") before a code goes to whatever program listens on that port.
    */
-  | { kind: 'confirm'; request: AuthorizationRequest; userName: string; clearSession: false }
+  | {
+      kind: 'confirm'
+      request: AuthorizationRequest
+      userName: string
+      /** The session's `sid`, for the form's seal (see {@link BeginLoginOptions}). */
+      sid: string
+      clearSession: false
+    }
 
 /** What the login form's submission leads to. */
 export type LoginOutcome =
@@ -302,7 +309,8 @@ export async function resumeSession(
       if (openid.prompt.includes('none')) {
         return promptNoneError(request, tenant, 'consent_required', false)
       }
-      return { kind: 'confirm', request, userName: sessionUserName(session), clearSession: false }
+      const userName = sessionUserName(session)
+      return { kind: 'confirm', request, userName, sid: session.sid, clearSession: false }
     }
     const location = await issueCode(
       request,
@@ -349,6 +357,15 @@ function bindingHash(bindingValue: string): string {
   return sha256(bindingValue).toString('base64url')
 }
 
+/** What else a sealed form carries (see {@link beginLogin}). */
+export interface BeginLoginOptions {
+  /**
+   * A "Continue as …" form (a `confirm` outcome of {@link resumeSession}): the session's `sid`.
+   * Posted, such a form asks for no password; it gets a code from that session only.
+   */
+  sid?: string
+}
+
 /**
  * Seals a validated request into a login form, bound to a fresh browser cookie: nothing is
  * stored, so an unauthenticated GET can never grow the database. A cookie the browser already
@@ -359,6 +376,7 @@ export async function beginLogin(
   request: AuthorizationRequest,
   tenant: TenantContext,
   deps: Pick<GrantDeps, 'secrets' | 'loginTtlSeconds' | 'clock'>,
+  options: BeginLoginOptions = {},
 ): Promise<LoginForm> {
   const bindingValue = randomToken()
   // A whole second: the seal's `exp` is a NumericDate.
@@ -373,6 +391,7 @@ export async function beginLogin(
       ...(request.state === undefined ? {} : { state: request.state }),
       ...(request.codeChallenge === undefined ? {} : { codeChallenge: request.codeChallenge }),
       ...(request.openid?.nonce === undefined ? {} : { nonce: request.openid.nonce }),
+      ...(options.sid === undefined ? {} : { sid: options.sid }),
       bindingHash: bindingHash(bindingValue),
       expiresAt,
     },
@@ -409,8 +428,6 @@ export interface LoginSubmission {
   bindingValue: string | undefined
   /** The session cookie, if the browser sent one (OpenID Connect requests only read it). */
   sessionValue?: string | undefined
-  /** The "Continue as …" page's button: a code from the live session, no password. */
-  continueSession?: boolean
   address: string
 }
 
@@ -470,8 +487,8 @@ export async function completeLogin(
       ? { openid: { prompt: [], ...(sealed.nonce === undefined ? {} : { nonce: sealed.nonce }) } }
       : {}),
   }
-  if (form.continueSession === true && request.openid !== undefined) {
-    return continueSession(request, form, tenant, deps)
+  if (sealed.sid !== undefined && request.openid !== undefined) {
+    return continueSession(request, sealed.sid, form, tenant, deps)
   }
   if (form.username === undefined || form.password === undefined) {
     return { kind: 'retry', request, message: 'Enter your username and password.' }

@@ -52,6 +52,7 @@ export type {
   AuthorizeOutcome,
   BrowserSession,
   LoginForm,
+  BeginLoginOptions,
   LoginOutcome,
   LoginSubmission,
   OpenIdRequest,

@@ -5,7 +5,13 @@ import {
   ProviderFailureError,
   resumeSession,
 } from '@tessera/grants'
-import type { AuthorizationRequest, GrantDeps, LoginOutcome, SessionCookie } from '@tessera/grants'
+import type {
+  AuthorizationRequest,
+  BeginLoginOptions,
+  GrantDeps,
+  LoginOutcome,
+  SessionCookie,
+} from '@tessera/grants'
 import type { Context, Middleware } from 'koa'
 import type { Logger } from 'pino'
 import { readTextBody } from '../http/body.js'
@@ -125,8 +131,9 @@ async function sealForm(
   ctx: Context & { state: TenantState },
   request: AuthorizationRequest,
   deps: AuthorizeRouteDeps,
+  options: BeginLoginOptions = {},
 ): Promise<string> {
-  const form = await beginLogin(request, ctx.state.tenant.context, deps.grants)
+  const form = await beginLogin(request, ctx.state.tenant.context, deps.grants, options)
   // A fresh value with every form: whatever cookie the browser sent is replaced, never adopted.
   writeBrowserCookie(ctx, 'tessera_login', {
     value: form.bindingValue,
@@ -140,11 +147,11 @@ async function sealForm(
 /** "Continue as …": a live session's code for a loopback redirect URI waits for one click. */
 async function showContinue(
   ctx: Context & { state: TenantState },
-  request: AuthorizationRequest,
-  userName: string,
+  confirm: { request: AuthorizationRequest; userName: string; sid: string },
   deps: AuthorizeRouteDeps,
 ): Promise<void> {
-  const csrfToken = await sealForm(ctx, request, deps)
+  const { request, userName, sid } = confirm
+  const csrfToken = await sealForm(ctx, request, deps, { sid })
   setPageHeaders(ctx, request.redirectUri)
   ctx.status = 200
   ctx.body = renderContinuePage({
@@ -210,7 +217,7 @@ export function authorizeRoute(deps: AuthorizeRouteDeps): Middleware<TenantState
         if (resumed.clearSession) setSessionCookie(ctx, undefined, deps)
         if (resumed.kind === 'redirect') return redirect(ctx, resumed.location)
         if (resumed.kind === 'confirm') {
-          return showContinue(ctx, resumed.request, resumed.userName, deps)
+          return showContinue(ctx, resumed, deps)
         }
         return showLogin(ctx, resumed.request, deps, 200)
       }
@@ -243,7 +250,6 @@ export function loginRoute(deps: AuthorizeRouteDeps): Middleware<TenantState> {
           password: fields.get('password'),
           bindingValue: readBrowserCookie(ctx, 'tessera_login'),
           sessionValue: readBrowserCookie(ctx, 'tessera_session'),
-          continueSession: fields.get('continue') === 'yes',
           address: ctx.ip,
         },
         ctx.state.tenant.context,

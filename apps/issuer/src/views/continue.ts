@@ -19,7 +19,6 @@ export function renderContinuePage(view: ContinuePageView): string {
 <p class="context">to <strong>${view.clientName}</strong> at <strong>${view.tenantName}</strong>, an application on this device</p>
 <form method="post" action="/authorize">
 <input type="hidden" name="csrf_token" value="${view.csrfToken}">
-<input type="hidden" name="continue" value="yes">
 <button type="submit">Continue as ${view.userName}</button>
 </form>
 <p class="context">Did not start this sign-in? Close this page: nothing is shared until you continue.</p>`,

@@ -71,7 +71,7 @@ describe('GET /authorize with a live session and a loopback redirect URI (#23)',
         'content-type': 'application/x-www-form-urlencoded',
         ...(cookie === undefined ? {} : { cookie }),
       },
-      body: new URLSearchParams({ csrf_token: csrf, continue: 'yes' }).toString(),
+      body: new URLSearchParams({ csrf_token: csrf }).toString(),
     })
   }
 
@@ -146,6 +146,55 @@ describe('GET /authorize with a live session and a loopback redirect URI (#23)',
     expect(res.status).toBe(400)
     expect(readLoginPage(res).csrfToken).not.toBe('')
     expect(res.text).toContain('Your sign-in has ended. Sign in again.')
+  })
+
+  it('gives no code for the page when another user signed in meanwhile', async () => {
+    const jar = await signedIn()
+    const page = await visit(
+      issuer.url,
+      authorizeUrl(NATIVE, 'http://127.0.0.1:50006/callback', pkce().challenge),
+      jar,
+    )
+    expect(page.text).toContain('Continue as Alice Liddell')
+    // Bob signs in in another tab of the same browser: the session is his now.
+    const other = authorizeUrl(NATIVE, 'http://127.0.0.1:50007/callback', pkce().challenge, {
+      prompt: 'login',
+    })
+    const form = await visit(issuer.url, other, jar)
+    const bob = await send(issuer.url, {
+      method: 'POST',
+      path: '/authorize',
+      host: HOST,
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        cookie: jar.header()!,
+      },
+      body: new URLSearchParams({
+        csrf_token: csrfOf(form),
+        username: 'bob',
+        password: 'bob-password',
+      }).toString(),
+    })
+    jar.take(bob)
+    expect(redirectOf(bob).searchParams.get('code')).not.toBeNull()
+    // Alice's page, posted with the binding cookie it was shown with: no code for Bob.
+    const binding = setCookie(page, 'tessera_login')!.split(';', 1)[0]!
+    const cookie = `${binding}; tessera_session=${jar.get('tessera_session')}`
+    const res = await postContinue(csrfOf(page), cookie)
+    expect(res.status).toBe(400)
+    expect(res.text).toContain('Your sign-in has ended. Sign in again.')
+  })
+
+  it('gives no code for a login form posted without a password, session or not', async () => {
+    const jar = await signedIn()
+    const url = authorizeUrl(NATIVE, 'http://127.0.0.1:50008/callback', pkce().challenge, {
+      prompt: 'login',
+    })
+    const form = await visit(issuer.url, url, jar)
+    expect(form.text).toContain('name="password"')
+    const res = await postContinue(csrfOf(form), jar.header())
+    expect(res.status).toBe(400)
+    expect(res.text).toContain('Enter your username and password.')
   })
 
   it('still answers a web client on a fixed redirect URI at once', async () => {

@@ -18,17 +18,19 @@ export function sessionUserName(session: Pick<SessionRecord, 'sub' | 'claims'>):
 }
 
 /**
- * The "Continue as …" page's submission: a code from the browser's live session, or the login
- * form again when the session ended meanwhile.
+ * The "Continue as …" page's submission: a code from the browser's live session, if it is still
+ * the session `sid` the page named; else (it ended, or another user signed in meanwhile) the
+ * login form.
  */
 export async function continueSession(
   request: AuthorizationRequest,
+  sid: string,
   form: LoginSubmission,
   tenant: TenantContext,
   deps: GrantDeps,
 ): Promise<LoginOutcome> {
   const { session } = await findSession(form.sessionValue, form.address, tenant, deps)
-  if (session === undefined) {
+  if (session?.sid !== sid) {
     return { kind: 'retry', request, message: 'Your sign-in has ended. Sign in again.' }
   }
   const user = { sub: session.sub, claims: session.claims }
