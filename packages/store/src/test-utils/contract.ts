@@ -7,10 +7,10 @@ import type {
 } from '@tessera/grants'
 import type { StoredKey } from '@tessera/keys'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describeCodeBoundContract } from './code-bound-contract.js'
 import { StoreError } from '../errors.js'
 import type { ParsedConfigEntry } from '../parsed-config.js'
 import type { Store } from '../store.js'
-import { describeCodeBoundContract } from './code-bound-contract.js'
 
 export const t0 = Date.UTC(2025, 2, 10, 9)
 const minute = 60_000
