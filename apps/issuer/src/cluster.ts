@@ -11,6 +11,7 @@ import type { Logger } from 'pino'
 import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client'
 import type { MetricObjectWithValues, MetricValue } from 'prom-client'
 import * as z from 'zod'
+import { exitProcess } from './process-guard.js'
 
 /** The first wait before a crashed worker is forked again, doubled per crash in a row. */
 export const RESTART_INITIAL_MS = 100
@@ -61,8 +62,8 @@ const PrimaryMessageSchema = z.object({
 
 /** Tells the primary that this worker could not start, then exits 1 (at once without a primary). */
 export function reportWorkerFailure(text: string): void {
-  if (process.send === undefined) process.exit(1)
-  process.send({ tessera: 'failed', text }, undefined, {}, () => process.exit(1))
+  if (process.send === undefined) exitProcess(1)
+  process.send({ tessera: 'failed', text }, undefined, {}, () => exitProcess(1))
 }
 
 /** A worker's side: announces its port and answers the primary's metrics and readiness asks. */

@@ -1,16 +1,17 @@
 import type { Client } from '@tessera/config-schema'
 import { isConfidentialClient } from './client-auth.js'
 import type { GrantDeps, TenantContext } from './context.js'
-import { randomToken, sha256, sha256Hex } from './crypto.js'
+import { randomToken, sha256 } from './crypto.js'
 import { OAuthError } from './errors.js'
 import type { OAuthErrorCode } from './errors.js'
+import { issueCode, redirectTo } from './internal/issue-code.js'
 import { loginSealKey, openLogin, sealLogin } from './internal/login-seal.js'
-import { isRegisteredRedirectUri } from './internal/redirect-uri.js'
+import { isLoopbackRedirectUri, isRegisteredRedirectUri } from './internal/redirect-uri.js'
 import { hasOpenIdScope } from './openid/claims.js'
+import { continueSession, sessionUserName } from './openid/loopback-consent.js'
 import { findSession, startSession } from './openid/session.js'
 import type { SessionCookie } from './openid/session.js'
 import { isS256Challenge } from './pkce.js'
-import type { AuthenticatedUser } from './ports.js'
 import { narrowScope } from './scope.js'
 import { checkPasswordThrottled } from './throttle.js'
 import { throttleRefusal } from './throttle-refusal.js'
@@ -57,6 +58,18 @@ export type SessionOutcome =
   /** A code from the session, or `login_required` for `prompt=none`. */
   | { kind: 'redirect'; location: string; clearSession: boolean }
   | { kind: 'login'; request: AuthorizationRequest; clearSession: boolean }
+  /**
+   * A live session and a loopback redirect URI: the user confirms with one click ("Continue as
+   * `userName`") before a code goes to whatever program listens on that port.
+   */
+  | {
+      kind: 'confirm'
+      request: AuthorizationRequest
+      userName: string
+      /** The session's `sid`, for the form's seal (see {@link BeginLoginOptions}). */
+      sid: string
+      clearSession: false
+    }
 
 /** What the login form's submission leads to. */
 export type LoginOutcome =
@@ -74,14 +87,6 @@ export type LoginOutcome =
       status?: 429 | 503
       retryAfterSeconds?: number
     }
-
-/** Builds `redirect_uri?…` keeping the registered URI (and any query it has) byte for byte. */
-function redirectTo(redirectUri: string, params: Record<string, string | undefined>): string {
-  const query = new URLSearchParams()
-  for (const [name, value] of Object.entries(params))
-    if (value !== undefined) query.append(name, value)
-  return `${redirectUri}${redirectUri.includes('?') ? '&' : '?'}${query.toString()}`
-}
 
 function errorRedirect(
   redirectUri: string,
@@ -308,6 +313,15 @@ export async function resumeSession(
     session !== undefined &&
     (openid.maxAge === undefined || now - session.authTime <= openid.maxAge * 1000)
   ) {
+    // RFC 8252 §8.3: any program on the device can listen on a loopback port and ask for a code
+    // there; without a click the signed-in user would not know (RFC 9700 §4.1.3 wants consent).
+    if (isLoopbackRedirectUri(request.redirectUri)) {
+      if (openid.prompt.includes('none')) {
+        return promptNoneError(request, tenant, 'consent_required', false)
+      }
+      const userName = sessionUserName(session)
+      return { kind: 'confirm', request, userName, sid: session.sid, clearSession: false }
+    }
     const location = await issueCode(
       request,
       { sub: session.sub, claims: session.claims },
@@ -318,48 +332,25 @@ export async function resumeSession(
     return { kind: 'redirect', location, clearSession: false }
   }
   if (openid.prompt.includes('none')) {
-    const error = errorRedirect(
-      request.redirectUri,
-      request.state,
-      tenant.issuer,
-      'login_required',
-      'the user is not signed in',
-    )
-    if (error.kind !== 'redirect') throw new Error('unreachable: errorRedirect redirects')
-    return { kind: 'redirect', location: error.location, clearSession: found.clear }
+    return promptNoneError(request, tenant, 'login_required', found.clear)
   }
   return { kind: 'login', request, clearSession: found.clear }
 }
 
-/**
- * Stores a code for `user` and answers the redirect that hands it over, with `state` and `iss`
- * (RFC 9207).
- */
-async function issueCode(
+/** The answer to `prompt=none` when the user would have to see a page (OpenID Connect §3.1.2.6). */
+function promptNoneError(
   request: AuthorizationRequest,
-  user: AuthenticatedUser,
-  signIn: { authTime: number; sid: string } | undefined,
   tenant: TenantContext,
-  deps: GrantDeps,
-): Promise<string> {
-  const now = deps.clock()
-  const code = randomToken()
-  const nonce = request.openid?.nonce
-  await deps.codes.saveCode({
-    codeHash: sha256Hex(code),
-    tenant: tenant.name,
-    clientId: request.client.clientId,
-    redirectUri: request.redirectUri,
-    scope: request.scope,
-    sub: user.sub,
-    claims: user.claims ?? {},
-    createdAt: now,
-    expiresAt: now + deps.codeTtlSeconds * 1000,
-    ...(request.codeChallenge === undefined ? {} : { codeChallenge: request.codeChallenge }),
-    ...(signIn === undefined ? {} : { sid: signIn.sid, authTime: signIn.authTime }),
-    ...(nonce === undefined ? {} : { nonce }),
-  })
-  return redirectTo(request.redirectUri, { code, state: request.state, iss: tenant.issuer })
+  code: 'login_required' | 'consent_required',
+  clearSession: boolean,
+): SessionOutcome {
+  const description =
+    code === 'login_required'
+      ? 'the user is not signed in'
+      : 'the user must confirm a sign-in to an app on this device'
+  const error = errorRedirect(request.redirectUri, request.state, tenant.issuer, code, description)
+  if (error.kind !== 'redirect') throw new Error('unreachable: errorRedirect redirects')
+  return { kind: 'redirect', location: error.location, clearSession }
 }
 
 /** A login form ready to render: the sealed request goes into the form, the binding into a cookie. */
@@ -376,6 +367,15 @@ function bindingHash(bindingValue: string): string {
   return sha256(bindingValue).toString('base64url')
 }
 
+/** What else a sealed form carries (see {@link beginLogin}). */
+export interface BeginLoginOptions {
+  /**
+   * A "Continue as …" form (a `confirm` outcome of {@link resumeSession}): the session's `sid`.
+   * Posted, such a form asks for no password; it gets a code from that session only.
+   */
+  sid?: string
+}
+
 /**
  * Seals a validated request into a login form, bound to a fresh browser cookie: nothing is
  * stored, so an unauthenticated GET can never grow the database. A cookie the browser already
@@ -386,6 +386,7 @@ export async function beginLogin(
   request: AuthorizationRequest,
   tenant: TenantContext,
   deps: Pick<GrantDeps, 'secrets' | 'loginTtlSeconds' | 'clock'>,
+  options: BeginLoginOptions = {},
 ): Promise<LoginForm> {
   const bindingValue = randomToken()
   // A whole second: the seal's `exp` is a NumericDate.
@@ -400,6 +401,7 @@ export async function beginLogin(
       ...(request.state === undefined ? {} : { state: request.state }),
       ...(request.codeChallenge === undefined ? {} : { codeChallenge: request.codeChallenge }),
       ...(request.openid?.nonce === undefined ? {} : { nonce: request.openid.nonce }),
+      ...(options.sid === undefined ? {} : { sid: options.sid }),
       bindingHash: bindingHash(bindingValue),
       expiresAt,
     },
@@ -494,6 +496,9 @@ export async function completeLogin(
     ...(hasOpenIdScope(sealed.scope)
       ? { openid: { prompt: [], ...(sealed.nonce === undefined ? {} : { nonce: sealed.nonce }) } }
       : {}),
+  }
+  if (sealed.sid !== undefined && request.openid !== undefined) {
+    return continueSession(request, sealed.sid, form, tenant, deps)
   }
   if (form.username === undefined || form.password === undefined) {
     return { kind: 'retry', request, message: 'Enter your username and password.' }

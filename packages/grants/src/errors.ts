@@ -2,8 +2,9 @@
  * RFC 6749 §5.2 error codes; the authorization endpoint's (§4.1.2.1: `access_denied`,
  * `unsupported_response_type`, `temporarily_unavailable`, the last also used for brute-force
  * throttling); RFC 7009's `unsupported_token_type`; `server_error`; OpenID Connect Core
- * §3.1.2.6's `login_required`, `request_not_supported` and `request_uri_not_supported`; and
- * RFC 6750 §3.1's `invalid_token` and `insufficient_scope` (UserInfo).
+ * §3.1.2.6's `login_required`, `consent_required`, `request_not_supported` and
+ * `request_uri_not_supported`; and RFC 6750 §3.1's `invalid_token` and `insufficient_scope`
+ * (UserInfo).
  */
 export const OAUTH_ERROR_CODES = [
   'invalid_request',
@@ -18,6 +19,7 @@ export const OAUTH_ERROR_CODES = [
   'temporarily_unavailable',
   'server_error',
   'login_required',
+  'consent_required',
   'request_not_supported',
   'request_uri_not_supported',
   'invalid_token',

@@ -52,11 +52,13 @@ export {
   MAX_LOGIN_HINT_LENGTH,
   PROMPT_VALUES,
 } from './authorize.js'
+export { MAX_CODES_PER_SESSION_AND_CLIENT } from './internal/issue-code.js'
 export type {
   AuthorizationRequest,
   AuthorizeOutcome,
   BrowserSession,
   LoginForm,
+  BeginLoginOptions,
   LoginOutcome,
   LoginSubmission,
   OpenIdRequest,
@@ -110,6 +112,7 @@ export type {
   Clock,
   AuthorizationCodeRecord,
   AuthorizationCodeStore,
+  SaveCodeOptions,
   RefreshFamily,
   RefreshTokenRecord,
   RefreshTokenStore,

@@ -224,9 +224,20 @@ export interface FamilyIssue {
   tokenHash?: string
 }
 
+/** How {@link AuthorizationCodeStore.saveCode} bounds the codes of one sign-in session. */
+export interface SaveCodeOptions {
+  /**
+   * For a code with a `sid`: in the same transaction, every unconsumed code of the same tenant,
+   * `sid` and `clientId` is deleted except the newest `keepPerSession` (the saved one included,
+   * newest by `createdAt`), so that requests riding a live session cannot grow the table. A
+   * positive integer.
+   */
+  keepPerSession: number
+}
+
 /** Storage of authorization codes. */
 export interface AuthorizationCodeStore {
-  saveCode(code: AuthorizationCodeRecord): Promise<void>
+  saveCode(code: AuthorizationCodeRecord, options?: SaveCodeOptions): Promise<void>
   findCode(tenant: string, codeHash: string): Promise<AuthorizationCodeRecord | undefined>
   /**
    * Marks the code consumed if it is not yet consumed and not expired at `now`, and in the same

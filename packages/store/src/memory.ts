@@ -34,6 +34,7 @@ import {
   parsedConfigToAdd,
   parsedConfigToKeep,
 } from './internal/checks.js'
+import { codesToDrop, codesToKeep } from './internal/code-bound.js'
 import { CODE_RETENTION_MS, rotationStep } from './internal/lifecycle.js'
 import { settle } from './internal/settle.js'
 import { decideReservation } from './internal/throttle.js'
@@ -331,11 +332,16 @@ export function createMemoryStore(): Store {
   }
 
   const codes: AuthorizationCodeStore = {
-    saveCode(code) {
+    saveCode(code, options) {
       return settle(() => {
         open()
         checkCode('saveCode', code)
+        const keep = codesToKeep(code, options)
         if (codeRows.has(code.tenant, code.codeHash)) throw conflictError('the authorization code')
+        if (keep !== undefined) {
+          const drop = new Set(codesToDrop(codeRows.rows(code.tenant), code, keep))
+          codeRows.deleteWhere((row) => drop.has(row))
+        }
         codeRows.set(code.tenant, code.codeHash, copyCode(code))
       })
     },

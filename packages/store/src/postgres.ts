@@ -31,6 +31,7 @@ import {
   parsedConfigToAdd,
   parsedConfigToKeep,
 } from './internal/checks.js'
+import { codesToKeep } from './internal/code-bound.js'
 import { CODE_RETENTION_MS, rotationStep } from './internal/lifecycle.js'
 import {
   PG_TYPES,
@@ -508,29 +509,38 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
   const throttle = pgThrottle({ run, transaction })
 
   const codes: AuthorizationCodeStore = {
-    saveCode(code) {
+    saveCode(code, options) {
       return run('saveCode', async (sql) => {
         checkCode('saveCode', code)
-        await sql(
-          `INSERT INTO authorization_codes (${CODE_COLUMNS})
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-          [
-            code.tenant,
-            code.codeHash,
-            code.clientId,
-            code.redirectUri,
-            code.codeChallenge ?? null,
-            code.scope,
-            code.sub,
-            JSON.stringify(code.claims),
-            code.createdAt,
-            code.expiresAt,
-            code.consumedAt ?? null,
-            code.nonce === undefined ? null : utf8(code.nonce),
-            code.sid ?? null,
-            code.authTime ?? null,
-          ],
-        )
+        const keep = codesToKeep(code, options)
+        const insert = `INSERT INTO authorization_codes (${CODE_COLUMNS})
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`
+        // One statement: the DELETE does not see the row being inserted, so it keeps `keep`
+        // older codes of the session and client, and the new one makes keepPerSession.
+        const bounded = `WITH saved AS (${insert} RETURNING 1)
+          DELETE FROM authorization_codes
+          WHERE tenant = $1 AND sid = $13 AND client_id = $3 AND consumed_at IS NULL
+            AND code_hash <> $2 AND code_hash NOT IN (SELECT code_hash FROM authorization_codes
+              WHERE tenant = $1 AND sid = $13 AND client_id = $3 AND consumed_at IS NULL
+                AND code_hash <> $2
+              ORDER BY created_at DESC LIMIT $15)`
+        await sql(keep === undefined ? insert : bounded, [
+          code.tenant,
+          code.codeHash,
+          code.clientId,
+          code.redirectUri,
+          code.codeChallenge ?? null,
+          code.scope,
+          code.sub,
+          JSON.stringify(code.claims),
+          code.createdAt,
+          code.expiresAt,
+          code.consumedAt ?? null,
+          code.nonce === undefined ? null : utf8(code.nonce),
+          code.sid ?? null,
+          code.authTime ?? null,
+          ...(keep === undefined ? [] : [keep]),
+        ])
       })
     },
     findCode(tenant, codeHash) {

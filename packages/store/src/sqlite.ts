@@ -37,6 +37,7 @@ import {
   parsedConfigToAdd,
   parsedConfigToKeep,
 } from './internal/checks.js'
+import { codesToKeep } from './internal/code-bound.js'
 import { CODE_RETENTION_MS, rotationStep } from './internal/lifecycle.js'
 import { settle } from './internal/settle.js'
 import { sqliteThrottle } from './internal/sqlite-throttle.js'
@@ -250,6 +251,22 @@ function createSqliteStore(db: Database.Database, file: string): Store {
     `INSERT INTO authorization_codes (${CODE_COLUMNS})
      VALUES (@tenant, @codeHash, @clientId, @redirectUri, @codeChallenge, @scope, @sub, @claims,
        @createdAt, @expiresAt, @consumedAt, @nonce, @sid, @authTime)`,
+  )
+  // The session's unconsumed codes of one client, other than @codeHash, beyond the newest @keep
+  // (see saveCode).
+  const trimSessionCodes = db.prepare<{
+    tenant: string
+    sid: string
+    clientId: string
+    codeHash: string
+    keep: number
+  }>(
+    `DELETE FROM authorization_codes
+     WHERE tenant = @tenant AND sid = @sid AND client_id = @clientId AND consumed_at IS NULL
+       AND code_hash <> @codeHash AND code_hash NOT IN (SELECT code_hash FROM authorization_codes
+         WHERE tenant = @tenant AND sid = @sid AND client_id = @clientId AND consumed_at IS NULL
+           AND code_hash <> @codeHash
+         ORDER BY created_at DESC LIMIT @keep)`,
   )
   const selectCode = db.prepare<[string, string]>(
     `SELECT ${CODE_COLUMNS} FROM authorization_codes WHERE tenant = ? AND code_hash = ?`,
@@ -623,28 +640,38 @@ function createSqliteStore(db: Database.Database, file: string): Store {
   }
 
   const codes: AuthorizationCodeStore = {
-    saveCode(code) {
+    saveCode(code, options) {
       return settle(() => {
         use()
         checkCode('saveCode', code)
-        insertOnce('the authorization code', () =>
-          insertCode.run({
-            tenant: code.tenant,
-            codeHash: code.codeHash,
-            clientId: code.clientId,
-            redirectUri: code.redirectUri,
-            codeChallenge: code.codeChallenge ?? null,
-            scope: code.scope,
-            sub: code.sub,
-            claims: JSON.stringify(code.claims),
-            createdAt: code.createdAt,
-            expiresAt: code.expiresAt,
-            consumedAt: code.consumedAt ?? null,
-            nonce: code.nonce ?? null,
-            sid: code.sid ?? null,
-            authTime: code.authTime ?? null,
-          }),
-        )
+        const keep = codesToKeep(code, options)
+        const insert = (): void =>
+          insertOnce('the authorization code', () =>
+            insertCode.run({
+              tenant: code.tenant,
+              codeHash: code.codeHash,
+              clientId: code.clientId,
+              redirectUri: code.redirectUri,
+              codeChallenge: code.codeChallenge ?? null,
+              scope: code.scope,
+              sub: code.sub,
+              claims: JSON.stringify(code.claims),
+              createdAt: code.createdAt,
+              expiresAt: code.expiresAt,
+              consumedAt: code.consumedAt ?? null,
+              nonce: code.nonce ?? null,
+              sid: code.sid ?? null,
+              authTime: code.authTime ?? null,
+            }),
+          )
+        if (keep === undefined || code.sid === undefined) insert()
+        else {
+          const { tenant, sid, clientId, codeHash } = code
+          db.transaction(() => {
+            insert()
+            trimSessionCodes.run({ tenant, sid, clientId, codeHash, keep })
+          })()
+        }
         checkpointer.wrote()
       })
     },

@@ -8,6 +8,7 @@ import cluster from 'node:cluster'
 import { ConfigError } from '@tessera/config-schema'
 import { KeyError } from '@tessera/keys'
 import { StoreError } from '@tessera/store'
+import { exitProcess } from '../process-guard.js'
 import { ProviderError } from '../providers.js'
 import { reportWorkerFailure, WorkerStartError } from '../cluster.js'
 import { checkConfigCommand } from './check-config.js'
@@ -94,7 +95,7 @@ main(process.argv.slice(2)).then(
     // -1: a server is running and exits on a signal. A one-shot command is over when its work
     // is: a socket the Kubernetes client cannot abort (a watch it had begun) must not keep it
     // alive. Output is already written: stdout and stderr are synchronous for files and pipes.
-    if (code >= 0) process.exit(code)
+    if (code >= 0) exitProcess(code)
   },
   (error: unknown) => {
     const text = describeFailure(error)

@@ -15,6 +15,7 @@ import type { Issuer } from '../issuer.js'
 import type { TenantRuntime } from '../tenants.js'
 import { MAKE_KEY_ENCRYPTION_SECRET } from '../key-encryption.js'
 import { createMetrics } from '../metrics.js'
+import { exitProcess, guardProcess } from '../process-guard.js'
 import { assertConfigExists } from './config-directory.js'
 import { createConsoleLogger } from './console-logger.js'
 import { createHttpServer, listen } from './listen.js'
@@ -47,9 +48,8 @@ export async function serve(
   // A provider script may leave a promise of its own rejected (a timer or a request it started and
   // dropped). Node's default would end the process, and every tenant with it, printing a reason
   // that may quote the password the script was given: log its kind and where it came from only.
-  process.on('unhandledRejection', (reason) => {
-    logger.error(describeStray(reason), 'a promise was rejected and nothing handled it')
-  })
+  // Likewise for an exception thrown from its timers; and its process.exit is refused.
+  guardProcess(logger)
   if (slot === undefined) {
     warnAboutSettings(settings, mode, devSecretGenerated, logger)
     if (mode === 'start' && settings.workers > 1) {
@@ -168,7 +168,7 @@ export async function serve(
       .then(() => issuer.close())
       .then(() => {
         logger.info('stopped')
-        process.exit(0)
+        exitProcess(0)
       })
     for (const server of servers) server.closeIdleConnections()
     setTimeout(() => {
@@ -288,7 +288,7 @@ async function servePrimary(
       .then(closeAll)
       .then(() => {
         logger.info('stopped')
-        process.exit(0)
+        exitProcess(0)
       })
   }
   process.on('SIGTERM', () => stop('SIGTERM'))
@@ -409,12 +409,4 @@ function warnAboutSettings(
 /** A listen address as the host part of a URL: IPv6 literals go in brackets. */
 function urlHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host
-}
-
-/** What may be logged of an unhandled rejection: its kind and call sites, never its message. */
-function describeStray(reason: unknown): { kind: string; at?: string[] } {
-  if (!(reason instanceof Error)) return { kind: typeof reason }
-  // The first line of a stack repeats the message; the frames name files and lines only.
-  const frames = (reason.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line))
-  return { kind: reason.name, at: frames.slice(0, 5).map((line) => line.trim()) }
 }

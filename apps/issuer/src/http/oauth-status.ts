@@ -20,6 +20,7 @@ export const OAUTH_STATUS: Readonly<Record<OAuthErrorCode, number>> = {
   temporarily_unavailable: 429,
   server_error: 500,
   login_required: 400,
+  consent_required: 400,
   request_not_supported: 400,
   request_uri_not_supported: 400,
   invalid_token: 401,

@@ -5,59 +5,50 @@ import {
   ProviderFailureError,
   resumeSession,
 } from '@tessera/grants'
-import type { AuthorizationRequest, GrantDeps, LoginOutcome, SessionCookie } from '@tessera/grants'
+import type {
+  AuthorizationRequest,
+  BeginLoginOptions,
+  GrantDeps,
+  LoginOutcome,
+  SessionCookie,
+} from '@tessera/grants'
 import type { Context, Middleware } from 'koa'
 import type { Logger } from 'pino'
 import { readTextBody } from '../http/body.js'
+import { readBrowserCookie, writeBrowserCookie } from '../http/cookies.js'
 import { logProviderFailure, PROVIDER_RETRY_AFTER_SECONDS } from '../http/errors.js'
 import type { TenantState } from '../http/tenant.js'
 import { STYLE_HASH } from '../views/html.js'
+import { renderContinuePage } from '../views/continue.js'
 import { renderErrorPage, renderLoginPage, renderUnavailablePage } from '../views/login.js'
-
-/** The cookie that binds a login form to the browser it was shown to. */
-const BINDING_COOKIE = 'tessera_login'
-
-/** The OpenID Connect single sign-on session's cookie (host-only: one per tenant host). */
-export const SESSION_COOKIE = 'tessera_session'
 
 export interface AuthorizeRouteDeps {
   grants: GrantDeps
   maxBodyBytes: number
   logger: Logger
   /**
-   * `start`: the session cookie is always `Secure`, also behind a proxy that terminates TLS
-   * without TRUST_PROXY telling the issuer so; `dev`: only on an https request.
+   * `start`: session and login-binding cookies are always `Secure`, also behind a proxy that
+   * ends TLS without TRUST_PROXY telling the issuer so; `dev`: only on an https request.
    */
   secureCookies: boolean
 }
 
 /**
- * Sets the session cookie to `cookie`, or clears it (undefined). Path `/`: /authorize and
- * /logout read it. HttpOnly (no script ever needs it) and SameSite=Lax: sent on the top-level
- * navigations that an authorization request and a logout are, never on a cross-site POST or
- * subresource.
+ * Sets the single sign-on session's cookie to `cookie`, or clears it (undefined); its
+ * attributes and name are those of every browser cookie (`writeBrowserCookie`).
  */
 export function setSessionCookie(
   ctx: Context,
   cookie: SessionCookie | undefined,
   deps: Pick<AuthorizeRouteDeps, 'secureCookies' | 'grants'>,
 ): void {
-  // Written here rather than with ctx.cookies, which sends Expires alone: Max-Age does not
-  // depend on the browser's clock agreeing with ours (RFC 6265 §5.3 prefers it), and Expires
-  // stays for the rare client that knows nothing else. The value is base64url, the name fixed.
   const now = deps.grants.clock()
-  const seconds =
-    cookie === undefined ? 0 : Math.max(1, Math.floor((cookie.expiresAt - now) / 1000))
-  const attributes = [
-    `${SESSION_COOKIE}=${cookie?.value ?? ''}`,
-    'Path=/',
-    `Max-Age=${seconds}`,
-    `Expires=${new Date(cookie === undefined ? 0 : now + seconds * 1000).toUTCString()}`,
-    'SameSite=Lax',
-    ...(deps.secureCookies || ctx.secure ? ['Secure'] : []),
-    'HttpOnly',
-  ]
-  ctx.append('Set-Cookie', attributes.join('; '))
+  writeBrowserCookie(ctx, 'tessera_session', {
+    value: cookie?.value,
+    maxAgeSeconds: cookie === undefined ? 0 : (cookie.expiresAt - now) / 1000,
+    now,
+    secureCookies: deps.secureCookies,
+  })
 }
 
 // CSP3 scheme-source and host-source grammar (no path): what a source may be made of, so that
@@ -135,6 +126,42 @@ function providerFailurePage(ctx: Context, error: ProviderFailureError, logger: 
   )
 }
 
+/** Seals `request` into a form bound to a fresh binding cookie (as the login form is). */
+async function sealForm(
+  ctx: Context & { state: TenantState },
+  request: AuthorizationRequest,
+  deps: AuthorizeRouteDeps,
+  options: BeginLoginOptions = {},
+): Promise<string> {
+  const form = await beginLogin(request, ctx.state.tenant.context, deps.grants, options)
+  // A fresh value with every form: whatever cookie the browser sent is replaced, never adopted.
+  writeBrowserCookie(ctx, 'tessera_login', {
+    value: form.bindingValue,
+    maxAgeSeconds: deps.grants.loginTtlSeconds,
+    now: deps.grants.clock(),
+    secureCookies: deps.secureCookies,
+  })
+  return form.csrfToken
+}
+
+/** "Continue as …": a live session's code for a loopback redirect URI waits for one click. */
+async function showContinue(
+  ctx: Context & { state: TenantState },
+  confirm: { request: AuthorizationRequest; userName: string; sid: string },
+  deps: AuthorizeRouteDeps,
+): Promise<void> {
+  const { request, userName, sid } = confirm
+  const csrfToken = await sealForm(ctx, request, deps, { sid })
+  setPageHeaders(ctx, request.redirectUri)
+  ctx.status = 200
+  ctx.body = renderContinuePage({
+    tenantName: ctx.state.tenant.tenant.name,
+    clientName: request.client.name ?? request.client.clientId,
+    userName,
+    csrfToken,
+  })
+}
+
 async function showLogin(
   ctx: Context & { state: TenantState },
   request: AuthorizationRequest,
@@ -145,22 +172,14 @@ async function showLogin(
   const hint = request.openid?.loginHint
   if (extra.username === undefined && hint !== undefined) extra = { ...extra, username: hint }
   const { tenant } = ctx.state
-  const form = await beginLogin(request, tenant.context, deps.grants)
-  // A fresh value with every form: whatever cookie the browser sent is replaced, never adopted.
-  ctx.cookies.set(BINDING_COOKIE, form.bindingValue, {
-    httpOnly: true,
-    sameSite: 'lax',
-    path: '/authorize',
-    secure: ctx.secure,
-    maxAge: deps.grants.loginTtlSeconds * 1000,
-  })
+  const csrfToken = await sealForm(ctx, request, deps)
   setPageHeaders(ctx, request.redirectUri)
   if (extra.retryAfterSeconds !== undefined) ctx.set('Retry-After', `${extra.retryAfterSeconds}`)
   ctx.status = status
   ctx.body = renderLoginPage({
     tenantName: tenant.tenant.name,
     clientName: request.client.name ?? request.client.clientId,
-    csrfToken: form.csrfToken,
+    csrfToken,
     ...extra,
   })
 }
@@ -191,12 +210,15 @@ export function authorizeRoute(deps: AuthorizeRouteDeps): Middleware<TenantState
         if (outcome.request.openid === undefined) return showLogin(ctx, outcome.request, deps, 200)
         const resumed = await resumeSession(
           outcome.request,
-          { cookie: ctx.cookies.get(SESSION_COOKIE), address: ctx.ip },
+          { cookie: readBrowserCookie(ctx, 'tessera_session'), address: ctx.ip },
           context,
           deps.grants,
         )
         if (resumed.clearSession) setSessionCookie(ctx, undefined, deps)
         if (resumed.kind === 'redirect') return redirect(ctx, resumed.location)
+        if (resumed.kind === 'confirm') {
+          return showContinue(ctx, resumed, deps)
+        }
         return showLogin(ctx, resumed.request, deps, 200)
       }
     }
@@ -226,8 +248,8 @@ export function loginRoute(deps: AuthorizeRouteDeps): Middleware<TenantState> {
           csrfToken: fields.get('csrf_token'),
           username,
           password: fields.get('password'),
-          bindingValue: ctx.cookies.get(BINDING_COOKIE),
-          sessionValue: ctx.cookies.get(SESSION_COOKIE),
+          bindingValue: readBrowserCookie(ctx, 'tessera_login'),
+          sessionValue: readBrowserCookie(ctx, 'tessera_session'),
           address: ctx.ip,
         },
         ctx.state.tenant.context,

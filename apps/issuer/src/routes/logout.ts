@@ -2,9 +2,10 @@ import { logout } from '@tessera/grants'
 import type { GrantDeps } from '@tessera/grants'
 import type { Middleware } from 'koa'
 import { readTextBody } from '../http/body.js'
+import { readBrowserCookie } from '../http/cookies.js'
 import type { TenantState } from '../http/tenant.js'
 import { renderLogoutErrorPage, renderSignedOutPage } from '../views/login.js'
-import { SESSION_COOKIE, setPageHeaders, setSessionCookie } from './authorize.js'
+import { setPageHeaders, setSessionCookie } from './authorize.js'
 
 export interface LogoutRouteDeps {
   grants: GrantDeps
@@ -36,7 +37,7 @@ export function logoutRoute(deps: LogoutRouteDeps): Middleware<TenantState> {
     const { tenant } = ctx.state
     const outcome = await logout(
       query,
-      ctx.cookies.get(SESSION_COOKIE),
+      readBrowserCookie(ctx, 'tessera_session'),
       tenant.context,
       deps.grants,
     )

@@ -2,6 +2,7 @@ import type { Server } from 'node:http'
 import type { GrantDeps } from '@tessera/grants'
 import Koa from 'koa'
 import { afterEach, describe, expect, it } from 'vitest'
+import { writeBrowserCookie } from '../http/cookies.js'
 import { setSessionCookie } from './authorize.js'
 
 // The attributes of the session cookie, set by a Koa app over plain http on loopback: under
@@ -15,14 +16,27 @@ afterEach(() => {
   server = undefined
 })
 
-async function cookieOf(secureCookies: boolean, clear: boolean): Promise<string> {
+async function cookieOf(
+  secureCookies: boolean,
+  clear: boolean,
+  cookie: 'tessera_session' | 'tessera_login' = 'tessera_session',
+): Promise<string> {
   const app = new Koa()
   app.use((ctx) => {
-    setSessionCookie(
-      ctx,
-      clear ? undefined : { value: 'v'.repeat(43), expiresAt: now + 8 * 3_600_000 },
-      { secureCookies, grants },
-    )
+    if (cookie === 'tessera_login') {
+      writeBrowserCookie(ctx, cookie, {
+        value: 'b'.repeat(43),
+        maxAgeSeconds: 600,
+        now,
+        secureCookies,
+      })
+    } else {
+      setSessionCookie(
+        ctx,
+        clear ? undefined : { value: 'v'.repeat(43), expiresAt: now + 8 * 3_600_000 },
+        { secureCookies, grants },
+      )
+    }
     ctx.body = 'ok'
   })
   server = app.listen(0, '127.0.0.1')
@@ -32,6 +46,14 @@ async function cookieOf(secureCookies: boolean, clear: boolean): Promise<string>
   const res = await fetch(`http://127.0.0.1:${address.port}/`)
   return res.headers.get('set-cookie') ?? ''
 }
+
+describe('the login-binding cookie', () => {
+  it('is Secure under start, even on a plain http request (issue #23)', async () => {
+    expect(await cookieOf(true, false, 'tessera_login')).toBe(
+      `tessera_login=${'b'.repeat(43)}; Path=/; Max-Age=600; Expires=${new Date(now + 600_000).toUTCString()}; SameSite=Lax; Secure; HttpOnly`,
+    )
+  })
+})
 
 describe('the session cookie', () => {
   it('is Secure under start, even on a plain http request', async () => {

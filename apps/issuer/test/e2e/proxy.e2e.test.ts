@@ -131,11 +131,11 @@ describe('TRUST_PROXY (issue #11)', () => {
         headers: { 'x-forwarded-proto': proto },
       })
       expect(res.status).toBe(200)
-      return res.headers['set-cookie']?.find((c) => c.startsWith('tessera_login=')) ?? ''
+      return res.headers['set-cookie']?.find((c) => /^(__Host-)?tessera_login=/.test(c)) ?? ''
     }
-    expect(await cookieOf(issuers['1']!, 'http, https')).toMatch(/; secure/i)
-    expect(await cookieOf(issuers['1']!, 'https, http')).not.toMatch(/; secure/i)
-    expect(await cookieOf(issuers['1']!, 'https, ')).not.toMatch(/; secure/i)
-    expect(await cookieOf(issuers.false!, 'https')).not.toMatch(/; secure/i)
+    expect(await cookieOf(issuers['1']!, 'http, https')).toMatch(/^__Host-.*; secure/i)
+    expect(await cookieOf(issuers['1']!, 'https, http')).toMatch(/^tessera_login=(?!.*; secure)/i)
+    expect(await cookieOf(issuers['1']!, 'https, ')).toMatch(/^tessera_login=(?!.*; secure)/i)
+    expect(await cookieOf(issuers.false!, 'https')).toMatch(/^tessera_login=(?!.*; secure)/i)
   })
 })

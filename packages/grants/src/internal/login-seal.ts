@@ -23,6 +23,8 @@ export interface SealedLogin {
   codeChallenge?: string
   /** OpenID Connect: the request's nonce. */
   nonce?: string
+  /** A "Continue as …" form: the `sid` of the session whose user it names. */
+  sid?: string
   /** base64url SHA-256 of the binding cookie's value. */
   bindingHash: string
   /** Epoch milliseconds, a whole second. */
@@ -40,6 +42,7 @@ const ClaimsSchema = z.object({
   st: z.string().optional(),
   cc: z.string().optional(),
   nc: z.string().optional(),
+  sid: z.string().optional(),
   bnd: z.string(),
 })
 
@@ -82,6 +85,7 @@ export function sealLogin(login: SealedLogin, key: Uint8Array): Promise<string> 
     ...(login.state === undefined ? {} : { st: login.state }),
     ...(login.codeChallenge === undefined ? {} : { cc: login.codeChallenge }),
     ...(login.nonce === undefined ? {} : { nc: login.nonce }),
+    ...(login.sid === undefined ? {} : { sid: login.sid }),
     bnd: login.bindingHash,
   })
     .setProtectedHeader({ alg: 'dir', enc: 'A256GCM' })
@@ -115,7 +119,7 @@ export async function openLogin(
   }
   const claims = ClaimsSchema.safeParse(payload)
   if (!claims.success || claims.data.tnt !== tenant) return undefined
-  const { jti, exp, tnt, cid, ruri, scp, st, cc, nc, bnd } = claims.data
+  const { jti, exp, tnt, cid, ruri, scp, st, cc, nc, sid, bnd } = claims.data
   return {
     id: jti,
     tenant: tnt,
@@ -125,6 +129,7 @@ export async function openLogin(
     ...(st === undefined ? {} : { state: st }),
     ...(cc === undefined ? {} : { codeChallenge: cc }),
     ...(nc === undefined ? {} : { nonce: nc }),
+    ...(sid === undefined ? {} : { sid }),
     bindingHash: bnd,
     expiresAt: exp * 1000,
   }

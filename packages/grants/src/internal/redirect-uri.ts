@@ -37,3 +37,11 @@ export function isRegisteredRedirectUri(registered: readonly string[], requested
     return entry !== undefined && entry.host === asked.host && entry.rest === asked.rest
   })
 }
+
+/**
+ * Whether `uri` is a loopback redirect URI (`http://127.0.0.1…`, `http://[::1]…`): one that any
+ * program on the user's device can listen on, at whatever port the request names.
+ */
+export function isLoopbackRedirectUri(uri: string): boolean {
+  return loopbackParts(uri) !== undefined
+}

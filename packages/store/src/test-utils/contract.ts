@@ -7,6 +7,7 @@ import type {
 } from '@tessera/grants'
 import type { StoredKey } from '@tessera/keys'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describeCodeBoundContract } from './code-bound-contract.js'
 import { StoreError } from '../errors.js'
 import {
   attemptsHeld,
@@ -427,6 +428,8 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
     describeThrottleContract(() => store)
 
     describeFailureCounterContract(() => store)
+
+    describeCodeBoundContract(() => store)
 
     describe('authorization codes', () => {
       it('saves a code and finds it by (tenant, hash) with every field intact', async () => {
