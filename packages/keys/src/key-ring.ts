@@ -480,8 +480,8 @@ class TenantKeyRing implements KeyRing {
 
   /** Why the ring should make a key now, given its active key; undefined when it should not. */
   #dueReason(
-    active: ActiveKey | undefined,
-    next: ActiveKey | undefined,
+    active: Pick<StoredKey, 'kid' | 'createdAt'> | undefined,
+    next: Pick<StoredKey, 'kid'> | undefined,
     now: number,
   ): KeyMakeReason | undefined {
     if (!this.#keepsKey || this.#options.signal?.aborted === true) return undefined
