@@ -44,5 +44,12 @@ export { readKeys } from './key-info.js'
 export type { KeyInfo, ReadKeysOptions } from './key-info.js'
 export { createAccessTokenVerifier } from './verify.js'
 export type { AccessTokenVerifierOptions } from './verify.js'
-export type { KeyChanges, KeyState, KeyStore, StoredKey } from './ports.js'
+export type {
+  KeyChanges,
+  KeyState,
+  KeyStore,
+  StoredKey,
+  TenantAlgorithmRecord,
+  TenantAlgorithmStore,
+} from './ports.js'
 export type { JWTPayload } from 'jose'

@@ -36,6 +36,7 @@ import {
 } from './internal/checks.js'
 import { CODE_RETENTION_MS, rotationStep } from './internal/lifecycle.js'
 import { settle } from './internal/settle.js'
+import { createMemoryTenantAlgorithms } from './internal/tenant-algorithms.js'
 
 function copy(key: StoredKey): StoredKey {
   return { ...key }
@@ -603,8 +604,11 @@ export function createMemoryStore(): Store {
     },
   }
 
+  const algorithms = createMemoryTenantAlgorithms(open)
+
   return {
     keys: keyStore,
+    algorithms: algorithms.store,
     throttle,
     codes,
     refreshTokens,
@@ -631,6 +635,7 @@ export function createMemoryStore(): Store {
         sessionRows.clear()
         secretValues.clear()
         parsedConfigRows.clear()
+        algorithms.clear()
       })
     },
   }

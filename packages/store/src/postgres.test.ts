@@ -54,6 +54,7 @@ const TABLES = [
   'sessions',
   'key_changes',
   'parsed_config',
+  'tenant_algorithms',
 ]
 
 // One database for the file, migrated once and emptied before each test: creating a database

@@ -64,7 +64,12 @@ export async function createActiveKey(
   let seen = current
   for (let attempt = 1; attempt <= MAX_CREATE_ATTEMPTS; attempt++) {
     const kid = nextKid([...seen.keys.map((key) => key.kid), ...seen.prunedKids], now)
-    const generated: StoredKey = { ...(await generate(tenant, kid, now)), tenant, kid, createdAt: now }
+    const generated: StoredKey = {
+      ...(await generate(tenant, kid, now)),
+      tenant,
+      kid,
+      createdAt: now,
+    }
     delete generated.signsFrom
     if (aheadMs > 0) generated.signsFrom = now + aheadMs
     const candidate = { ...generated, privateKey: cipher.seal(generated.privateKey, tenant, kid) }

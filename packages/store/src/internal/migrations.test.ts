@@ -35,6 +35,7 @@ describe('migrate', () => {
       'schema_migrations',
       'secrets',
       'sessions',
+      'tenant_algorithms',
       'throttle',
     ])
     expect(db.prepare('SELECT version, name, applied_at FROM schema_migrations').all()).toEqual(
@@ -78,7 +79,7 @@ describe('migrate', () => {
         VALUES ('acme', 'f1', 'web', 'alice', 'openid', '{"a":1}', 'c1', 1, 2, NULL);
     `)
     expect(tables(db)).not.toContain('sessions')
-    expect(migrate(db)).toEqual([8, 9, 10])
+    expect(migrate(db)).toEqual([8, 9, 10, 11])
     // Rows from before read back as they were: the new columns are NULL, so absent.
     expect(parseCodeRow(db.prepare('SELECT * FROM authorization_codes').get())).toStrictEqual({
       codeHash: 'c1',

@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { StoreError } from '../errors.js'
 import type { ParsedConfigEntry } from '../parsed-config.js'
 import type { Store } from '../store.js'
+import { describePublishAheadContract } from './contract-publish-ahead.js'
 
 export const t0 = Date.UTC(2025, 2, 10, 9)
 const minute = 60_000
@@ -217,6 +218,8 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
     afterEach(async () => {
       await store.close()
     })
+
+    describePublishAheadContract(() => store)
 
     describe('keys', () => {
       it('inserts a (tenant, kid) once; a second insert returns false and keeps the first', async () => {
