@@ -189,6 +189,7 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
       now: clock,
       keyRotateOnRestart: settings.keyRotateOnRestart,
       keyRotationMs: settings.keyRotationDays * 86_400_000,
+      keyPublishAheadMs: settings.keyPublishAheadSeconds * 1000,
       jwksGraceMs: settings.jwksGraceHours * 3_600_000,
       keyEncryptionSecret: settings.keyEncryptionSecret,
       onKeyEvent: (event) => logKeyEvent(logger, event),
@@ -269,6 +270,7 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
               registry,
               keys: store.keys,
               graceMs: settings.jwksGraceHours * 3_600_000,
+              publishAheadMs: settings.keyPublishAheadSeconds * 1000,
               now: clock,
               ...(settings.keyEncryptionSecret === undefined
                 ? {}

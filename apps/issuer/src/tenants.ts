@@ -43,6 +43,8 @@ export interface TenantRuntimeOptions {
   keyRotateOnRestart: boolean
   /** KEY_ROTATION_DAYS in milliseconds. */
   keyRotationMs: number
+  /** KEY_PUBLISH_AHEAD_SECONDS in milliseconds. */
+  keyPublishAheadMs?: number
   jwksGraceMs: number
   /** KEY_ENCRYPTION_SECRET, when set. */
   keyEncryptionSecret: string | undefined
@@ -102,6 +104,7 @@ export async function createTenantRuntimes(
     rotateOnRestart: options.keyRotateOnRestart,
     graceMs: options.jwksGraceMs,
     rotationMs: options.keyRotationMs,
+    publishAheadMs: options.keyPublishAheadMs ?? 0,
     ...encryption,
     ...(options.onKeyEvent === undefined ? {} : { onEvent: options.onKeyEvent }),
     ...(options.keySignal === undefined ? {} : { signal: options.keySignal }),
