@@ -136,7 +136,8 @@ function stateText(key: KeyListEntry): string {
   if (key.state === 'retired' && key.publishedUntil !== undefined) {
     return `retired until ${key.publishedUntil}`
   }
-  if (key.state === 'next' && key.signsFrom !== undefined) return `next, signs from ${key.signsFrom}`
+  if (key.state === 'next' && key.signsFrom !== undefined)
+    return `next, signs from ${key.signsFrom}`
   return key.state
 }
 
