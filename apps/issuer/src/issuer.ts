@@ -186,6 +186,7 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
       jwtSecret: settings.jwtSecret,
       accessTokenTtlSeconds: Math.round(settings.tokenExpirationHours * 3600),
       keyStore: store.keys,
+      algorithmStore: store.algorithms,
       now: clock,
       keyRotateOnRestart: settings.keyRotateOnRestart,
       keyRotationMs: settings.keyRotationDays * 86_400_000,
