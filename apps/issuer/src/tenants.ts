@@ -253,7 +253,12 @@ class ServedTenantRuntime implements TenantRuntime {
       tenant.jwtAlgorithm === 'HS256'
         ? this.hs256Signer(secret ?? '')
         : rs256Since !== undefined && secret !== undefined && options.now() < rs256Since
-          ? createSwitchingSigner(this.hs256Signer(secret), keyRing.signer(), rs256Since, options.now)
+          ? createSwitchingSigner(
+              this.hs256Signer(secret),
+              keyRing.signer(),
+              rs256Since,
+              options.now,
+            )
           : keyRing.signer()
     // ID tokens are RS256 at every tenant, signed by the ring's stable signer: at an RS256 tenant
     // the very signer of its access tokens, at an HS256 tenant the key kept for them alone.
