@@ -65,8 +65,8 @@ export interface LoadKeyRingOptions {
    * A switch between HS256 with `idTokens` and RS256, either way, keeps the active key: it goes
    * on signing (then access tokens too, or then ID tokens only) and no key is made or retired.
    * After a switch to RS256, `rs256Since` is therefore the creation of that key (or of the
-   * oldest key of its rotation chain), not the time of the switch: HS256 access tokens issued
-   * while the key already signed ID tokens are not taken by {@link createAccessTokenVerifier}.
+   * oldest key of its rotation chain), not the time of the switch; the time of the switch is the
+   * tenant's algorithm record's (see `recordTenantAlgorithms`).
    */
   idTokens?: boolean
   /** Where the key pairs live. */
@@ -167,7 +167,9 @@ export interface KeyRing {
    * keys' creation and retirement times, so every replica and restart finds the same answer:
    * the creation of the oldest key of the unbroken chain of rotations that leads to the active
    * key. A switch from HS256 starts a period; a rollback to HS256 ends one. Undefined for an
-   * HS256 tenant, and for an RS256 tenant before its first key.
+   * HS256 tenant, and for an RS256 tenant before its first key. It cannot tell whether the
+   * tenant signed HS256 before this period: which HS256 tokens an RS256 tenant takes is decided
+   * by its algorithm record (`recordTenantAlgorithms`), not by this.
    */
   rs256Since(): number | undefined
   /**
