@@ -194,9 +194,11 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
       jwtSecret: settings.jwtSecret,
       accessTokenTtlSeconds: Math.round(settings.tokenExpirationHours * 3600),
       keyStore: store.keys,
+      algorithmStore: store.algorithms,
       now: clock,
       keyRotateOnRestart: settings.keyRotateOnRestart,
       keyRotationMs: settings.keyRotationDays * 86_400_000,
+      keyPublishAheadMs: settings.keyPublishAheadSeconds * 1000,
       jwksGraceMs: settings.jwksGraceHours * 3_600_000,
       keyEncryptionSecret: settings.keyEncryptionSecret,
       onKeyEvent: (event) => logKeyEvent(logger, event),
@@ -285,6 +287,7 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
               registry,
               keys: store.keys,
               graceMs: settings.jwksGraceHours * 3_600_000,
+              publishAheadMs: settings.keyPublishAheadSeconds * 1000,
               now: clock,
               ...(settings.keyEncryptionSecret === undefined
                 ? {}

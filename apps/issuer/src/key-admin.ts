@@ -48,6 +48,11 @@ export interface KeyAdminOptions {
   encryptionSecret?: string
   /** Clock, epoch milliseconds. */
   now: () => number
+  /**
+   * KEY_PUBLISH_AHEAD_SECONDS in milliseconds: a rotation's key is published at once and signs
+   * this long after; 0 or omitted signs at once.
+   */
+  publishAheadMs?: number
 }
 
 /** One key as `tessera keys list --json` and `GET /admin/tenants/{t}/keys` show it (ISO 8601, UTC). */
@@ -56,6 +61,8 @@ export interface KeyListEntry {
   kid: string
   state: KeyInfo['state']
   createdAt: string
+  /** Active and `next` keys: when they sign (or signed) from. */
+  signsFrom?: string
   retiredAt?: string
   publishedUntil?: string
   alg: KeyInfo['alg']
@@ -66,7 +73,12 @@ export interface RotationReport {
   tenant: string
   /** The new active key. */
   kid: string
-  /** The keys it retired, each published until the grace has passed. */
+  /** When it starts signing: now, or KEY_PUBLISH_AHEAD_SECONDS later while another key signs. */
+  signsFrom: string
+  /**
+   * The keys it retired, each published until the grace has passed. Empty when published ahead:
+   * the running issuers retire the old key when the new one starts signing.
+   */
   retired: { kid: string; publishedUntil: string }[]
 }
 
@@ -103,18 +115,20 @@ export function findTenant(tenants: readonly Tenant[], name: string): Tenant {
 /** A tenant's stored keys, oldest first, as metadata: never key material. */
 export async function listTenantKeys(
   tenant: Tenant,
-  options: Pick<KeyAdminOptions, 'store' | 'graceMs'>,
+  options: Pick<KeyAdminOptions, 'store' | 'graceMs' | 'now'>,
 ): Promise<KeyListEntry[]> {
   const keys = await readKeys({
     tenant: tenant.name,
     store: options.store,
     graceMs: options.graceMs,
+    now: options.now,
   })
   return keys.map((key) => ({
     tenant: key.tenant,
     kid: key.kid,
     state: key.state,
     createdAt: iso(key.createdAt),
+    ...(key.signsFrom === undefined ? {} : { signsFrom: iso(key.signsFrom) }),
     ...(key.retiredAt === undefined ? {} : { retiredAt: iso(key.retiredAt) }),
     ...(key.publishedUntil === undefined ? {} : { publishedUntil: iso(key.publishedUntil) }),
     alg: key.alg,
@@ -122,8 +136,10 @@ export async function listTenantKeys(
 }
 
 /**
- * Makes a new active RS256 key for `tenant` and retires the previous one (published for the
- * grace). Same-day rotations get `YYYY-MM-DD.2`, `.3`, ...; a kid is never reused. At an HS256
+ * Makes a new active RS256 key for `tenant`. With `publishAheadMs` while a key signs, the new key
+ * is published at once and signs that long after (the running issuers switch to it then and
+ * retire the old one); with `now` (or 0) it signs at once and the previous one is retired now
+ * (published for the grace). Same-day rotations get `YYYY-MM-DD.2`, `.3`, ...; a kid is never reused. At an HS256
  * tenant with OpenID Connect clients this is the key of its ID tokens.
  *
  * @throws KeyAdminError `ERR_NOT_RS256` for an HS256 tenant without OpenID Connect clients: it
@@ -132,6 +148,7 @@ export async function listTenantKeys(
 export async function rotateTenantKey(
   tenant: Tenant,
   options: KeyAdminOptions,
+  rotation: { now?: boolean } = {},
 ): Promise<RotationReport> {
   if (!keepsRs256Key(tenant)) {
     throw new KeyAdminError(
@@ -145,11 +162,13 @@ export async function rotateTenantKey(
     tenant: tenant.name,
     store: options.store,
     now: () => now,
+    publishAheadMs: rotation.now === true ? 0 : (options.publishAheadMs ?? 0),
     ...encryption(options),
   })
   return {
     tenant: tenant.name,
     kid: result.kid,
+    signsFrom: iso(result.signsFrom),
     retired: result.retired.map((kid) => ({ kid, publishedUntil: iso(now + options.graceMs) })),
   }
 }

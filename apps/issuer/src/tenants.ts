@@ -4,10 +4,21 @@ import type { TenantContext, UserAuthenticator } from '@tessera/grants'
 import {
   createAccessTokenVerifier,
   createHs256Signer,
+  hs256SwitchTime,
   loadKeyRing,
+  recordTenantAlgorithms,
   verifyStoredKeys,
 } from '@tessera/keys'
-import type { KeyRing, KeyRingEvent, KeyStore, StoredKey, TokenSigner } from '@tessera/keys'
+import type {
+  KeyRing,
+  KeyRingEvent,
+  KeyStore,
+  StoredKey,
+  TenantAlgorithmRecord,
+  TenantAlgorithmStore,
+  TokenSigner,
+} from '@tessera/keys'
+import { createSwitchingSigner } from './algorithm-switch.js'
 import { corsOrigins } from './http/cors.js'
 import { createIdTokenHintVerifier } from './id-token-hint.js'
 import { hasOpenIdClients } from './id-token-keys.js'
@@ -39,10 +50,17 @@ export interface TenantRuntimeOptions {
   jwtSecret: string | undefined
   accessTokenTtlSeconds: number
   keyStore: KeyStore
+  /**
+   * Each tenant's signing-algorithm history, updated here at every start and reload. Omitted:
+   * no RS256 tenant takes an HS256 token, and a switch from HS256 signs RS256 at once.
+   */
+  algorithmStore?: TenantAlgorithmStore
   now: () => number
   keyRotateOnRestart: boolean
   /** KEY_ROTATION_DAYS in milliseconds. */
   keyRotationMs: number
+  /** KEY_PUBLISH_AHEAD_SECONDS in milliseconds. */
+  keyPublishAheadMs?: number
   jwksGraceMs: number
   /** KEY_ENCRYPTION_SECRET, when set. */
   keyEncryptionSecret: string | undefined
@@ -102,6 +120,7 @@ export async function createTenantRuntimes(
     rotateOnRestart: options.keyRotateOnRestart,
     graceMs: options.jwksGraceMs,
     rotationMs: options.keyRotationMs,
+    publishAheadMs: options.keyPublishAheadMs ?? 0,
     ...encryption,
     ...(options.onKeyEvent === undefined ? {} : { onEvent: options.onKeyEvent }),
     ...(options.keySignal === undefined ? {} : { signal: options.keySignal }),
@@ -120,9 +139,14 @@ export async function createTenantRuntimes(
 
   const runtimes: TenantRuntime[] = []
   for await (const batch of keysInBatches(tenants, options.keyStore)) {
+    const records = await algorithmRecords(batch, options)
     for (const [tenant, keys] of batch) {
+      const record = records.get(tenant.name)
+      // Switched from HS256 and not signing RS256 yet: the first key is made and published now.
+      const switching = (hs256SwitchTime(record) ?? -Infinity) > options.now()
       const keyRing = await loadKeyRing({
         ...keyOptions(tenant),
+        ...(switching ? { firstKeyAhead: true } : {}),
         keys,
         // Unless another process changed the tenant's keys between the two reads.
         keysVerified: verifiedKids.get(tenant.name) === kidsOf(keys),
@@ -132,10 +156,24 @@ export async function createTenantRuntimes(
       if (tenant.jwtAlgorithm === 'HS256' && secret === undefined) {
         throw new TypeError(`tenant ${tenant.name} has no HS256 secret`)
       }
-      runtimes.push(new ServedTenantRuntime(tenant, keyRing, options, hs256Signer))
+      runtimes.push(new ServedTenantRuntime(tenant, keyRing, options, hs256Signer, record))
     }
   }
   return runtimes
+}
+
+/** The batch's algorithm records, brought up to their configured algorithms. */
+async function algorithmRecords(
+  batch: readonly [Tenant, StoredKey[]][],
+  options: TenantRuntimeOptions,
+): Promise<Map<string, TenantAlgorithmRecord>> {
+  if (options.algorithmStore === undefined) return new Map()
+  return recordTenantAlgorithms({
+    store: options.algorithmStore,
+    tenants: batch.map(([tenant]) => ({ name: tenant.name, algorithm: tenant.jwtAlgorithm })),
+    now: options.now(),
+    publishAheadMs: options.keyPublishAheadMs ?? 0,
+  })
 }
 
 /** Tenants read for their keys per query: one query per batch, not two or three per tenant. */
@@ -191,6 +229,8 @@ class ServedTenantRuntime implements TenantRuntime {
     readonly keyRing: KeyRing,
     private readonly options: TenantRuntimeOptions,
     private readonly hs256Signer: (secret: string) => TokenSigner,
+    /** The tenant's algorithm record as this start or reload left it. */
+    private readonly algorithmRecord: TenantAlgorithmRecord | undefined,
   ) {
     this.issuer = issuerUrl(tenant, options.scheme, options.port)
   }
@@ -208,8 +248,18 @@ class ServedTenantRuntime implements TenantRuntime {
     const secret = tenant.jwtSecret ?? options.jwtSecret
     // RS256: a stable signer, which follows the ring to a rotated key at once (the issuer
     // reloads rings on a short poll). HS256: one signer per secret, shared by its tenants.
+    const rs256Since = hs256SwitchTime(this.algorithmRecord)
     const signer =
-      tenant.jwtAlgorithm === 'RS256' ? keyRing.signer() : this.hs256Signer(secret ?? '')
+      tenant.jwtAlgorithm === 'HS256'
+        ? this.hs256Signer(secret ?? '')
+        : rs256Since !== undefined && secret !== undefined && options.now() < rs256Since
+          ? createSwitchingSigner(
+              this.hs256Signer(secret),
+              keyRing.signer(),
+              rs256Since,
+              options.now,
+            )
+          : keyRing.signer()
     // ID tokens are RS256 at every tenant, signed by the ring's stable signer: at an RS256 tenant
     // the very signer of its access tokens, at an HS256 tenant the key kept for them alone.
     const idTokenSigner =
@@ -228,6 +278,7 @@ class ServedTenantRuntime implements TenantRuntime {
         ring: keyRing,
         now: options.now,
         accessTokenTtlSeconds: options.accessTokenTtlSeconds,
+        rs256Since: () => rs256Since,
         ...(secret === undefined ? {} : { secret }),
       }),
       verifyIdTokenHint: createIdTokenHintVerifier(issuer, keyRing),

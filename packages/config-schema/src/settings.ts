@@ -33,6 +33,7 @@ export const SETTING_NAMES = [
   'DATABASE_MAX_CONNECTIONS',
   'KEY_ROTATE_ON_RESTART',
   'KEY_ROTATION_DAYS',
+  'KEY_PUBLISH_AHEAD_SECONDS',
   'JWKS_GRACE_HOURS',
   'KEY_ENCRYPTION_SECRET',
   'TRUST_PROXY',
@@ -102,6 +103,11 @@ export interface Settings {
   databaseMaxConnections: number
   /** KEY_ROTATE_ON_RESTART: a start on a later date than the newest key makes a new key (default true). */
   keyRotateOnRestart: boolean
+  /**
+   * KEY_PUBLISH_AHEAD_SECONDS: a key made while another signs is published this long before it
+   * signs, 0 to 86400 (default 60; 0 signs at once).
+   */
+  keyPublishAheadSeconds: number
   /** KEY_ROTATION_DAYS: a running issuer rotates a key older than this (default 90). */
   keyRotationDays: number
   /** JWKS_GRACE_HOURS: how long retired keys stay published; at least, and by default, 2 × the token lifetime. */
@@ -363,6 +369,14 @@ export const SettingsSchema = z.object({
   ),
   KEY_ROTATE_ON_RESTART: variable(boolean().default(true)),
   KEY_ROTATION_DAYS: variable(positiveNumber().default(90)),
+  KEY_PUBLISH_AHEAD_SECONDS: variable(
+    number({
+      integer: true,
+      min: 0,
+      max: 86_400,
+      message: 'must be an integer between 0 and 86400',
+    }).default(60),
+  ),
   JWKS_GRACE_HOURS: variable(positiveNumber().optional()),
   KEY_ENCRYPTION_SECRET: variable(z.string().optional()),
   TRUST_PROXY: variable(proxyCount().default(false)),
@@ -496,6 +510,7 @@ export function parseSettings(
     databaseMaxConnections: env.DATABASE_MAX_CONNECTIONS,
     keyRotateOnRestart: env.KEY_ROTATE_ON_RESTART,
     keyRotationDays: env.KEY_ROTATION_DAYS,
+    keyPublishAheadSeconds: env.KEY_PUBLISH_AHEAD_SECONDS,
     jwksGraceHours: env.JWKS_GRACE_HOURS ?? 2 * env.TOKEN_EXPIRATION_IN_HOURS,
     trustProxy: env.TRUST_PROXY,
     maxBodyBytes: env.MAX_BODY_BYTES,

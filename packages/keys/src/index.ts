@@ -42,7 +42,16 @@ export type {
 } from './rotation.js'
 export { readKeys } from './key-info.js'
 export type { KeyInfo, ReadKeysOptions } from './key-info.js'
+export { hs256SwitchTime, recordTenantAlgorithms } from './algorithm-history.js'
+export type { RecordTenantAlgorithmsOptions } from './algorithm-history.js'
 export { createAccessTokenVerifier } from './verify.js'
 export type { AccessTokenVerifierOptions } from './verify.js'
-export type { KeyChanges, KeyState, KeyStore, StoredKey } from './ports.js'
+export type {
+  KeyChanges,
+  KeyState,
+  KeyStore,
+  StoredKey,
+  TenantAlgorithmRecord,
+  TenantAlgorithmStore,
+} from './ports.js'
 export type { JWTPayload } from 'jose'

@@ -1,15 +1,19 @@
 import type { KeyState, KeyStore } from './ports.js'
 import { readTenantKeys } from './internal/key-ops.js'
 import { retiredSince } from './internal/lifecycle.js'
+import { signsFrom } from './internal/publish-ahead.js'
 
 /** A stored key as `tessera keys list` shows it: metadata only, never key material. */
 export interface KeyInfo {
   tenant: string
   kid: string
   alg: 'RS256'
-  state: KeyState
+  /** The stored state, or `next` for an active key published ahead that does not sign yet. */
+  state: KeyState | 'next'
   /** Epoch milliseconds. */
   createdAt: number
+  /** Epoch milliseconds from which an active key signs (its creation unless published ahead). */
+  signsFrom?: number
   /** Epoch milliseconds when it stopped signing; retired keys, and revoked ones that had. */
   retiredAt?: number
   /**
@@ -27,6 +31,8 @@ export interface ReadKeysOptions {
   store: KeyStore
   /** JWKS_GRACE_HOURS in milliseconds. */
   graceMs: number
+  /** Clock, epoch milliseconds, to tell `next` keys; Date.now by default. */
+  now?: () => number
 }
 
 /**
@@ -47,14 +53,17 @@ export async function readKeys(options: ReadKeysOptions): Promise<KeyInfo[]> {
     throw new TypeError('readKeys: options.graceMs must be a non-negative number of milliseconds')
   }
   const { keys } = await readTenantKeys(store, tenant)
+  const now = (options.now ?? Date.now)()
   return keys.map((key) => {
+    const pending = key.state === 'active' && signsFrom(key) > now
     const info: KeyInfo = {
       tenant: key.tenant,
       kid: key.kid,
       alg: key.alg,
-      state: key.state,
+      state: pending ? 'next' : key.state,
       createdAt: key.createdAt,
     }
+    if (key.state === 'active') info.signsFrom = signsFrom(key)
     if (key.retiredAt !== undefined) info.retiredAt = key.retiredAt
     if (key.state === 'retired') info.publishedUntil = retiredSince(key) + graceMs
     return info

@@ -6,6 +6,7 @@ import type { JwksDocument } from './jwks.js'
 import { loadKeyRing, verifyStoredKeys, type KeyRing, type LoadKeyRingOptions } from './key-ring.js'
 import { rotateKey } from './rotation.js'
 import type { StoredKey } from './ports.js'
+import { fixtureKey } from './test-utils/fixture-keys.js'
 import { MemoryKeyStore } from './test-utils/memory-key-store.js'
 
 const hour = 3_600_000
@@ -46,6 +47,8 @@ function options(): LoadKeyRingOptions {
     now: () => now,
     rotateOnRestart: true,
     graceMs,
+    // Pre-made keys: a test's time must not depend on how long RSA generation takes under load.
+    generateKey: fixtureKey,
   }
 }
 
@@ -58,6 +61,7 @@ function load(options: Partial<LoadKeyRingOptions> = {}): Promise<KeyRing> {
       now: () => now,
       rotateOnRestart: true,
       graceMs,
+      generateKey: fixtureKey,
       ...options,
     }),
   )

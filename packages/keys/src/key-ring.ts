@@ -13,8 +13,10 @@ import {
   type TenantKeys,
 } from './internal/key-ops.js'
 import { kidDate } from './internal/kid.js'
-import { isPastGrace, newestActive, retiredSince, rs256PeriodStart } from './internal/lifecycle.js'
+import { isPastGrace, retiredSince, rs256PeriodStart } from './internal/lifecycle.js'
 import { keyGenerations } from './internal/limiter.js'
+import { checkOptions } from './internal/ring-options.js'
+import { signingState, signsFrom } from './internal/publish-ahead.js'
 import { createRs256Signer } from './internal/rs256-signer.js'
 import { parsePrivateJwk, parseStoredKeys } from './internal/stored-key.js'
 
@@ -63,8 +65,8 @@ export interface LoadKeyRingOptions {
    * A switch between HS256 with `idTokens` and RS256, either way, keeps the active key: it goes
    * on signing (then access tokens too, or then ID tokens only) and no key is made or retired.
    * After a switch to RS256, `rs256Since` is therefore the creation of that key (or of the
-   * oldest key of its rotation chain), not the time of the switch: HS256 access tokens issued
-   * while the key already signed ID tokens are not taken by {@link createAccessTokenVerifier}.
+   * oldest key of its rotation chain), not the time of the switch; the time of the switch is the
+   * tenant's algorithm record's (see `recordTenantAlgorithms`).
    */
   idTokens?: boolean
   /** Where the key pairs live. */
@@ -116,6 +118,18 @@ export interface LoadKeyRingOptions {
    * process-wide limit of two generations at once.
    */
   generateKey?: GenerateKey
+  /**
+   * KEY_PUBLISH_AHEAD_SECONDS in milliseconds: a key made while another signs (restart, age) is
+   * published at once and signs this long after its creation; until then the other key signs.
+   * A first key, and the replacement of a revoked key, sign at once. Omitted: 0.
+   */
+  publishAheadMs?: number
+  /**
+   * The tenant's access tokens switch from HS256 to this ring's keys: a ring without an active
+   * key makes its first one at load, in the background, and publishes it `publishAheadMs`
+   * before its `signsFrom`. The caller keeps signing access tokens with HS256 until then.
+   */
+  firstKeyAhead?: boolean
 }
 
 /**
@@ -138,11 +152,24 @@ export interface KeyRing {
    */
   activeKid(): string | undefined
   /**
+   * The key published ahead of signing: made while another key signs, it takes over at its
+   * `signsFrom` (epoch milliseconds) without waiting for a reload. Undefined when there is none.
+   */
+  nextKey(): { kid: string; signsFrom: number } | undefined
+  /**
+   * When the active key starts signing access tokens (epoch milliseconds): its creation, or
+   * later for the first key of a tenant switched from HS256 ({@link LoadKeyRingOptions.firstKeyAhead}),
+   * which signs ID tokens at once but is published ahead for access tokens.
+   */
+  activeSignsFrom(): number | undefined
+  /**
    * When the tenant's current RS256 period began (epoch milliseconds), derived from the stored
    * keys' creation and retirement times, so every replica and restart finds the same answer:
    * the creation of the oldest key of the unbroken chain of rotations that leads to the active
    * key. A switch from HS256 starts a period; a rollback to HS256 ends one. Undefined for an
-   * HS256 tenant, and for an RS256 tenant before its first key.
+   * HS256 tenant, and for an RS256 tenant before its first key. It cannot tell whether the
+   * tenant signed HS256 before this period: which HS256 tokens an RS256 tenant takes is decided
+   * by its algorithm record (`recordTenantAlgorithms`), not by this.
    */
   rs256Since(): number | undefined
   /**
@@ -191,59 +218,35 @@ export interface KeyRing {
 }
 
 /** What a ring keeps of its active key: not the private key, which the store holds. */
-type ActiveKey = Pick<StoredKey, 'kid' | 'createdAt'>
+type ActiveKey = Pick<StoredKey, 'kid' | 'createdAt'> & { signsFrom: number }
 
 interface Snapshot {
   active: ActiveKey | undefined
+  /** The key that takes over from `active` at its `signsFrom`. */
+  next: ActiveKey | undefined
+  nextSigner: TokenSigner | undefined
   rs256Since: number | undefined
   jwks: JwksDocument
   signer: TokenSigner | undefined
-  /** When the next retired key leaves the JWKS (epoch ms); Infinity when none will. */
+  /**
+   * When the next retired key leaves the JWKS, or the next key starts signing (then the store
+   * retires the old one), epoch ms; Infinity when neither will.
+   */
   nextExpiry: number
   /** Whether the store held any key of the tenant, in any state. */
   hadKeys: boolean
+}
+
+const noKeys = { signing: undefined, next: undefined }
+
+function activeKeyOf(key: StoredKey): ActiveKey {
+  return { kid: key.kid, createdAt: key.createdAt, signsFrom: signsFrom(key) }
 }
 
 /** A key to make within a refresh: why, and how its candidates are generated. */
 interface Make {
   reason: KeyMakeReason
   generate: GenerateKey
-}
-
-function checkOptions(options: LoadKeyRingOptions): void {
-  const { tenant, algorithm, store, now, rotateOnRestart, graceMs, rotationMs, idTokens } = options
-  if (typeof tenant !== 'string' || tenant === '') {
-    throw new TypeError('loadKeyRing: options.tenant must be a non-empty string')
-  }
-  if (algorithm !== 'HS256' && algorithm !== 'RS256') {
-    throw new TypeError('loadKeyRing: options.algorithm must be "HS256" or "RS256"')
-  }
-  if (typeof store !== 'object' || store === null) {
-    throw new TypeError('loadKeyRing: options.store must be a KeyStore')
-  }
-  if (typeof now !== 'function') throw new TypeError('loadKeyRing: options.now must be a function')
-  if (typeof rotateOnRestart !== 'boolean') {
-    throw new TypeError('loadKeyRing: options.rotateOnRestart must be a boolean')
-  }
-  if (!Number.isFinite(graceMs) || graceMs < 0) {
-    throw new TypeError(
-      'loadKeyRing: options.graceMs must be a non-negative number of milliseconds',
-    )
-  }
-  if (rotationMs !== undefined && !(Number.isFinite(rotationMs) && rotationMs > 0)) {
-    throw new TypeError('loadKeyRing: options.rotationMs must be a positive number of milliseconds')
-  }
-  if (idTokens !== undefined && typeof idTokens !== 'boolean') {
-    throw new TypeError('loadKeyRing: options.idTokens must be a boolean')
-  }
-  if (options.keys !== undefined && !Array.isArray(options.keys)) {
-    throw new TypeError('loadKeyRing: options.keys must be an array of stored keys')
-  }
-  for (const name of ['onEvent', 'generateKey'] as const) {
-    if (options[name] !== undefined && typeof options[name] !== 'function') {
-      throw new TypeError(`loadKeyRing: options.${name} must be a function`)
-    }
-  }
 }
 
 /**
@@ -346,6 +349,15 @@ class TenantKeyRing implements KeyRing {
     return this.#current().active?.kid
   }
 
+  nextKey(): { kid: string; signsFrom: number } | undefined {
+    const next = this.#current().next
+    return next === undefined ? undefined : { kid: next.kid, signsFrom: next.signsFrom }
+  }
+
+  activeSignsFrom(): number | undefined {
+    return this.#current().active?.signsFrom
+  }
+
   rs256Since(): number | undefined {
     return this.#current().rs256Since
   }
@@ -419,18 +431,26 @@ class TenantKeyRing implements KeyRing {
 
   /** Starts in the background the key the ring is due to make, if any. */
   #startDue(): void {
-    const reason = this.#dueReason(this.#current().active, this.#options.now())
+    const { active, next, hadKeys } = this.#current()
+    const reason = this.#dueReason(active, next, this.#options.now())
     if (reason === undefined) return
-    // A ring that never had a key waits for its first use; one whose active key was revoked
-    // without a replacement gets one now, as it had before.
-    if (reason === 'first' && !this.#current().hadKeys) return
+    // A ring that never had a key waits for its first use, unless its tenant switches from
+    // HS256 (the key must be published ahead); one whose active key was revoked without a
+    // replacement gets one now, as it had before.
+    if (reason === 'first' && !hadKeys && this.#options.firstKeyAhead !== true) return
     this.#make(reason).catch(() => undefined)
   }
 
   /** Why the ring should make a key now, given its active key; undefined when it should not. */
-  #dueReason(active: ActiveKey | undefined, now: number): KeyMakeReason | undefined {
+  #dueReason(
+    active: Pick<StoredKey, 'kid' | 'createdAt'> | undefined,
+    next: Pick<StoredKey, 'kid'> | undefined,
+    now: number,
+  ): KeyMakeReason | undefined {
     if (!this.#keepsKey || this.#options.signal?.aborted === true) return undefined
     if (active === undefined) return 'first'
+    // A key published ahead is the rotation under way.
+    if (next !== undefined) return undefined
     const { rotationMs } = this.#options
     const laterDate = (kidDate(active.kid) ?? kidForDate(active.createdAt)) < kidForDate(now)
     if (this.#restartPending && laterDate) return 'restart'
@@ -455,7 +475,8 @@ class TenantKeyRing implements KeyRing {
         // make a request wait for a generation. Rotations skip this read (a restart would send
         // one per tenant at once); they check again after generating, below.
         await this.#serially(() => this.#refresh('reload'))
-        if (this.#dueReason(this.#current().active, this.#options.now()) === undefined) {
+        const { active, next } = this.#current()
+        if (this.#dueReason(active, next, this.#options.now()) === undefined) {
           this.#report(reason, previousKid)
           return
         }
@@ -494,7 +515,7 @@ class TenantKeyRing implements KeyRing {
   }
 
   #report(reason: KeyMakeReason, previousKid: string | undefined): void {
-    const kid = this.#snapshot?.active?.kid
+    const kid = this.#snapshot?.next?.kid ?? this.#snapshot?.active?.kid
     if (kid !== undefined && kid !== previousKid) {
       this.#emit({ type: 'key-made', tenant: this.tenant, reason, kid, previousKid })
     }
@@ -528,35 +549,50 @@ class TenantKeyRing implements KeyRing {
     // A load opens every private key: that is what proves the secret before `start` listens.
     if (mode === 'load' && !verified) checkPrivateKeysOpen(current.keys, this.#cipher)
     createJwks(current.keys, { now, graceMs })
-    let active = keepsKey ? newestActive(current.keys) : undefined
+    let { signing: active, next } = keepsKey ? signingState(current.keys, now) : noKeys
     // A load has opened and parsed every key (above, or the caller): the signer waits for the
     // first token. A reload makes it now, so that a key another process made that this one
     // cannot open fails the reload and the ring keeps signing with the key it has.
     if (active !== undefined && mode === 'reload') await this.#signerFor(active)
+    if (next !== undefined && mode === 'reload') await this.#signerFor(next)
 
     if (mode === 'load' && this.#cipher.encrypts) await this.#encryptPlaintext(current)
     if (mode === 'load') {
       this.#restartPending =
         this.#options.rotateOnRestart &&
         active !== undefined &&
+        next === undefined &&
         (kidDate(active.kid) ?? kidForDate(active.createdAt)) < kidForDate(now)
     }
 
     let keys = current.keys
-    if (make !== undefined && keepsKey && this.#dueReason(active, now) !== undefined) {
+    // A ring that keeps no key retires every active one (a rollback from RS256).
+    const superseded = new Set(
+      keepsKey ? signingState(keys, now).superseded : keys.filter((k) => k.state === 'active'),
+    )
+    if (make !== undefined && keepsKey && this.#dueReason(active, next, now) !== undefined) {
       this.#options.signal?.throwIfAborted()
-      ;({ active, keys } = await createActiveKey(
+      // A key made while another signs is published ahead; a first key or the replacement of
+      // a revoked one signs at once, unless the tenant's access tokens switch from HS256.
+      const ahead =
+        active !== undefined || this.#options.firstKeyAhead === true
+          ? (this.#options.publishAheadMs ?? 0)
+          : 0
+      ;({ keys } = await createActiveKey(
         store,
         tenant,
         this.#cipher,
         current,
         now,
         make.generate,
+        ahead,
       ))
+      ;({ signing: active, next } = signingState(keys, now))
+      for (const key of signingState(keys, now).superseded) superseded.add(key)
       this.#restartPending = false
     }
 
-    const retire = keys.filter((key) => key.state === 'active' && key.kid !== active?.kid)
+    const retire = keys.filter((key) => superseded.has(key))
     const lost: string[] = []
     for (const key of retire) {
       if (!(await store.retireKey(tenant, key.kid, now))) lost.push(key.kid)
@@ -590,8 +626,16 @@ class TenantKeyRing implements KeyRing {
     for (const key of kept) {
       if (key.state === 'retired') nextExpiry = Math.min(nextExpiry, retiredSince(key) + graceMs)
     }
+    if (next !== undefined) nextExpiry = Math.min(nextExpiry, signsFrom(next))
     this.#snapshot = {
-      active: active === undefined ? undefined : { kid: active.kid, createdAt: active.createdAt },
+      active: active === undefined ? undefined : activeKeyOf(active),
+      next: next === undefined ? undefined : activeKeyOf(next),
+      nextSigner:
+        next === undefined
+          ? undefined
+          : mode === 'load' && make === undefined
+            ? this.#lazySigner(next.kid)
+            : await this.#signerFor(next),
       // From the keys before pruning: the more of the chain it sees, the earlier, never later.
       // An HS256 ring's key signs ID tokens only: its access tokens have no RS256 period.
       rs256Since:
@@ -604,7 +648,7 @@ class TenantKeyRing implements KeyRing {
     // Only the active key signs; forgetting the others keeps a long-lived process from holding
     // every private key it has ever used.
     for (const kid of this.#signers?.keys() ?? [])
-      if (kid !== active?.kid) this.#signers?.delete(kid)
+      if (kid !== active?.kid && kid !== next?.kid) this.#signers?.delete(kid)
   }
 
   /** Encrypts the keys stored before KEY_ENCRYPTION_SECRET was set. */
@@ -618,8 +662,20 @@ class TenantKeyRing implements KeyRing {
   }
 
   #current(): Snapshot {
-    if (this.#snapshot === undefined) {
+    const snapshot = this.#snapshot
+    if (snapshot === undefined) {
       throw new Error('unreachable: loadKeyRing loads a ring before handing it out')
+    }
+    const { next } = snapshot
+    // The next key takes over at its stored instant, on every replica at once, without waiting
+    // for a reload; the reload that nextExpiry schedules then retires the old key in the store.
+    if (next === undefined || this.#options.now() < next.signsFrom) return snapshot
+    this.#snapshot = {
+      ...snapshot,
+      active: next,
+      signer: snapshot.nextSigner ?? this.#lazySigner(next.kid),
+      next: undefined,
+      nextSigner: undefined,
     }
     return this.#snapshot
   }

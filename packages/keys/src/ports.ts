@@ -26,6 +26,12 @@ export interface StoredKey {
   state: KeyState
   /** Epoch milliseconds when the key stopped signing; set for retired keys. */
   retiredAt?: number
+  /**
+   * Epoch milliseconds from which the key signs (KEY_PUBLISH_AHEAD_SECONDS after its creation
+   * when another key was signing): until then it is published but the previous key signs.
+   * Absent: it signs from `createdAt`.
+   */
+  signsFrom?: number
 }
 
 /** What {@link KeyStore.keyChangesSince} answers. */
@@ -94,4 +100,39 @@ export interface KeyStore {
    * never reported at a cursor that a reader could have passed before the change was visible.
    */
   keyChangesSince(cursor: number): Promise<KeyChanges>
+}
+
+/** A tenant's access-token signing algorithm as the store records it. */
+export interface TenantAlgorithmRecord {
+  /** Tenant name. */
+  tenant: string
+  /** The algorithm of the tenant's current period. */
+  algorithm: 'HS256' | 'RS256'
+  /**
+   * Epoch milliseconds when the period began: for RS256, the moment RS256 started (or starts)
+   * signing access tokens; for HS256, when the record saw the tenant HS256.
+   */
+  since: number
+  /** Whether the tenant signed access tokens with HS256 at some time before this period. */
+  hs256Before: boolean
+}
+
+/**
+ * Persistence for each tenant's signing-algorithm history, shared by every replica: it decides
+ * whether an RS256 tenant may still accept an HS256 token. Writes are insert-if-absent and
+ * compare-and-set, so replicas applying the same change converge on one record.
+ */
+export interface TenantAlgorithmStore {
+  /** The records of each of `tenants` that has one, in no particular order, in one query. */
+  listTenantAlgorithms(tenants: readonly string[]): Promise<TenantAlgorithmRecord[]>
+  /** Inserts the record unless the tenant has one; returns true when this call inserted it. */
+  insertTenantAlgorithmIfAbsent(record: TenantAlgorithmRecord): Promise<boolean>
+  /**
+   * Replaces the tenant's record with `next` if, and only if, it still equals `expected`
+   * (algorithm, since and hs256Before); returns whether it changed.
+   */
+  replaceTenantAlgorithm(
+    expected: TenantAlgorithmRecord,
+    next: TenantAlgorithmRecord,
+  ): Promise<boolean>
 }

@@ -84,10 +84,14 @@ describe('rotateKey', () => {
   it('makes YYYY-MM-DD.2, then .3 on the same date, retiring the previous key now', async () => {
     await load()
     now = start + hour
-    expect(await rotate()).toEqual({ kid: '2025-03-10.2', retired: ['2025-03-10'] })
+    expect(await rotate()).toEqual({ kid: '2025-03-10.2', signsFrom: now, retired: ['2025-03-10'] })
     expect(store.get('acme', '2025-03-10')).toMatchObject({ state: 'retired', retiredAt: now })
     now += hour
-    expect(await rotate()).toEqual({ kid: '2025-03-10.3', retired: ['2025-03-10.2'] })
+    expect(await rotate()).toEqual({
+      kid: '2025-03-10.3',
+      signsFrom: now,
+      retired: ['2025-03-10.2'],
+    })
     expect(await states()).toEqual({
       '2025-03-10': 'retired',
       '2025-03-10.2': 'retired',
@@ -96,9 +100,9 @@ describe('rotateKey', () => {
   })
 
   it('takes the bare date on a new day and makes a first key for a tenant without one', async () => {
-    expect(await rotate()).toEqual({ kid: '2025-03-10', retired: [] })
+    expect(await rotate()).toEqual({ kid: '2025-03-10', signsFrom: now, retired: [] })
     now = start + 24 * hour
-    expect(await rotate()).toEqual({ kid: '2025-03-11', retired: ['2025-03-10'] })
+    expect(await rotate()).toEqual({ kid: '2025-03-11', signsFrom: now, retired: ['2025-03-10'] })
   })
 
   it('never reuses a kid, whatever its state, even after it was pruned', async () => {
@@ -272,6 +276,7 @@ describe('readKeys', () => {
         alg: 'RS256',
         state: 'active',
         createdAt: start + 2 * hour,
+        signsFrom: start + 2 * hour,
       },
     ])
     expect(await readKeys({ tenant: 'globex', store, graceMs })).toEqual([])

@@ -3,6 +3,7 @@ import type { KeyState, KeyStore } from './ports.js'
 import type { SigningAlgorithm } from './signer.js'
 import { createKeyCipher } from './internal/envelope.js'
 import { checkPrivateKeysOpen, createActiveKey, readTenantKeys } from './internal/key-ops.js'
+import { signingState, signsFrom } from './internal/publish-ahead.js'
 
 /** Options of {@link rotateKey}. */
 export interface RotateKeyOptions {
@@ -14,13 +15,21 @@ export interface RotateKeyOptions {
   now: () => number
   /** KEY_ENCRYPTION_SECRET: the new private key is sealed with it, as a running issuer would. */
   encryptionSecret?: string
+  /**
+   * KEY_PUBLISH_AHEAD_SECONDS in milliseconds: while another key signs, the new key is published
+   * at once and signs only this long after its creation, and the running issuers retire the old
+   * key then. 0 or omitted: it signs at once and the old key is retired now (`--now`).
+   */
+  publishAheadMs?: number
 }
 
 /** What {@link rotateKey} did. */
 export interface RotateKeyResult {
   /** The kid of the new active key. */
   kid: string
-  /** The kids it retired: they stay published for the grace. */
+  /** Epoch milliseconds from which it signs. */
+  signsFrom: number
+  /** The kids it retired: they stay published for the grace. Empty when published ahead. */
   retired: string[]
 }
 
@@ -35,13 +44,17 @@ function checkTenant(fn: string, tenant: unknown, store: unknown, now: unknown):
 }
 
 /**
- * Rotates a tenant's RS256 key now (`tessera keys rotate`): makes a new active key and retires
- * the previous active one(s) with `retiredAt` = now, so they stay in the JWKS for the grace.
+ * Rotates a tenant's RS256 key (`tessera keys rotate`): makes a new active key. With
+ * `publishAheadMs` and a key signing, the new key is published at once and signs from its
+ * stored `signsFrom`; running issuers switch to it at that instant and retire the old one.
+ * Otherwise it signs at once and the previous active key(s) are retired with `retiredAt` = now;
+ * either way a retired key stays in the JWKS for the grace.
  *
  * The kid is today's UTC date, or `YYYY-MM-DD.N` one past the highest of that date the tenant
  * has ever had, pruned keys included: a kid is never reused. The insert is
  * insert-if-absent, so rotations racing in several processes converge on one key. Running
- * issuers pick the new key up on their next {@link KeyRing.reload}.
+ * issuers pick the new key up on their next {@link KeyRing.reload}. Revoking the signing key
+(see {@link revokeKey}) makes a key published ahead sign at once.
  *
  * Every stored private key is decrypted first: a wrong `encryptionSecret` changes nothing.
  *
@@ -59,13 +72,23 @@ export async function rotateKey(options: RotateKeyOptions): Promise<RotateKeyRes
   checkPrivateKeysOpen(current.keys, cipher)
 
   const at = now()
-  const { active, keys } = await createActiveKey(store, tenant, cipher, current, at)
+  const aheadMs = options.publishAheadMs ?? 0
+  if (!(Number.isFinite(aheadMs) && aheadMs >= 0)) {
+    throw new TypeError('rotateKey: options.publishAheadMs must be a non-negative number')
+  }
+  // Published ahead only while another key signs: a tenant without one has nothing to keep.
+  const ahead = signingState(current.keys, at).signing === undefined ? 0 : aheadMs
+  const made = await createActiveKey(store, tenant, cipher, current, at, undefined, ahead)
+  const { active, keys } = made
+  const result = { kid: active.kid, signsFrom: signsFrom(active) }
+  // The old key goes on signing until the new one takes over; the issuers retire it then.
+  if (signsFrom(active) > at) return { ...result, retired: [] }
   const retired: string[] = []
   for (const key of keys) {
     if (key.state !== 'active' || key.kid === active.kid) continue
     if (await store.retireKey(tenant, key.kid, at)) retired.push(key.kid)
   }
-  return { kid: active.kid, retired }
+  return { ...result, retired }
 }
 
 /** Options of {@link revokeKey}. */

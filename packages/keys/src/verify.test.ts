@@ -58,6 +58,9 @@ function verifierOf(ring: KeyRing) {
     issuer: ISSUER,
     secret: SECRET,
     ring,
+    // The window arithmetic, with the switch time the ring derives from its keys: the issuer
+    // passes its algorithm record's instead.
+    rs256Since: () => ring.rs256Since(),
     now: () => now,
     accessTokenTtlSeconds: ttlSeconds,
   })

@@ -9,9 +9,16 @@ export interface AccessTokenVerifierOptions {
   issuer: string
   /**
    * The tenant's HS256 secret, when it has one: HS256 tokens verify only with it. At an RS256
-   * tenant, only HS256 tokens from before the switch verify (see {@link KeyRing.rs256Since}).
+   * tenant, only HS256 tokens from before the switch verify (see `rs256Since`).
    */
   secret?: string
+  /**
+   * At an RS256 tenant: when its access tokens switched from HS256 to RS256 (epoch
+   * milliseconds), as the store's algorithm record tells (`hs256SwitchTime` of it).
+   * Undefined, or omitted, when the record shows no HS256 past: the tenant then takes no HS256
+   * token at all, since anyone holding the secret could have made one.
+   */
+  rs256Since?: () => number | undefined
   /** The tenant's key ring: RS256 tokens verify only with a key it still publishes. */
   ring: KeyRing
   /**
@@ -29,8 +36,8 @@ export interface AccessTokenVerifierOptions {
  * can never be used as an HMAC secret. Answers the payload, or undefined when the token does not
  * verify.
  *
- * An RS256 tenant still takes HS256 tokens issued before it switched from HS256, until they
- * expire, but no other: whoever holds the HS256 secret (shared by every HS256 tenant by default)
+ * An RS256 tenant whose record shows it signed HS256 before still takes HS256 tokens issued
+ * before it switched, until they expire, but no other (a tenant RS256 from its first key none): whoever holds the HS256 secret (shared by every HS256 tenant by default)
  * could forge one. An HS256 token counts only when `iat` is before the start of the current
  * RS256 period and `exp` at most one token lifetime after it; a token issued before the switch
  * could not be otherwise. After a rollback to HS256, RS256 tokens keep verifying while their key
@@ -61,7 +68,7 @@ export function createAccessTokenVerifier(
   const ttlMs = ttl * 1000
   const fromBeforeRs256 = (payload: JWTPayload): boolean => {
     if (options.ring.algorithm !== 'RS256') return true
-    const since = options.ring.rs256Since()
+    const since = options.rs256Since?.()
     const { iat, exp } = payload
     return (
       since !== undefined &&

@@ -38,6 +38,7 @@ import { codesToDrop, codesToKeep } from './internal/code-bound.js'
 import { CODE_RETENTION_MS, rotationStep } from './internal/lifecycle.js'
 import { settle } from './internal/settle.js'
 import { decideReservation } from './internal/throttle.js'
+import { createMemoryTenantAlgorithms } from './internal/tenant-algorithms.js'
 
 function copy(key: StoredKey): StoredKey {
   return { ...key }
@@ -616,8 +617,11 @@ export function createMemoryStore(): Store {
     },
   }
 
+  const algorithms = createMemoryTenantAlgorithms(open)
+
   return {
     keys: keyStore,
+    algorithms: algorithms.store,
     throttle,
     clientAuthFailures,
     codes,
@@ -646,6 +650,7 @@ export function createMemoryStore(): Store {
         sessionRows.clear()
         secretValues.clear()
         parsedConfigRows.clear()
+        algorithms.clear()
       })
     },
   }

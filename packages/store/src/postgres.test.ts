@@ -59,6 +59,7 @@ const TABLES = [
   'key_changes',
   'parsed_config',
   'client_auth_failures',
+  'tenant_algorithms',
 ]
 
 // One database for the file, migrated once and emptied before each test: creating a database

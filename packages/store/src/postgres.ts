@@ -42,6 +42,7 @@ import {
 } from './internal/pg-database.js'
 import { migratePostgres } from './internal/pg-migrations.js'
 import { PURGE_HOLDS, pgThrottle } from './internal/pg-throttle.js'
+import { createPostgresTenantAlgorithms } from './internal/tenant-algorithms.js'
 import {
   parseCodeRow,
   parseFamilyRow,
@@ -141,7 +142,8 @@ export async function openPostgresStore(
   return createPostgresStore(pool, target)
 }
 
-const KEY_COLUMNS = 'tenant, kid, alg, public_jwk, private_key, created_at, state, retired_at'
+const KEY_COLUMNS =
+  'tenant, kid, alg, public_jwk, private_key, created_at, state, retired_at, signs_from'
 const CODE_COLUMNS = `tenant, code_hash, client_id, redirect_uri, code_challenge, scope, sub, claims,
   created_at, expires_at, consumed_at, nonce, sid, auth_time`
 const FAMILY_COLUMNS = `tenant, family_id, client_id, sub, scope, claims, code_hash, sid, auth_time,
@@ -416,7 +418,7 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
         // DO NOTHING for the (tenant, kid) conflict only: that is the expected race between
         // replicas; any other constraint failure must still throw.
         const { rowCount } = await sql(
-          `INSERT INTO keys (${KEY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+          `INSERT INTO keys (${KEY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
            ON CONFLICT (tenant, kid) DO NOTHING`,
           [
             key.tenant,
@@ -427,6 +429,7 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
             key.createdAt,
             key.state,
             key.retiredAt ?? null,
+            key.signsFrom ?? null,
           ],
         )
         return rowCount === 1
@@ -855,6 +858,7 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
     sessions,
     expiry,
     parsedConfig,
+    algorithms: createPostgresTenantAlgorithms(run),
     ping() {
       return run('ping', async (sql) => {
         await sql('SELECT 1')

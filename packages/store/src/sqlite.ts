@@ -41,6 +41,7 @@ import { codesToKeep } from './internal/code-bound.js'
 import { CODE_RETENTION_MS, rotationStep } from './internal/lifecycle.js'
 import { settle } from './internal/settle.js'
 import { sqliteThrottle } from './internal/sqlite-throttle.js'
+import { createSqliteTenantAlgorithms } from './internal/tenant-algorithms.js'
 import {
   parseCodeRow,
   parseFamilyRow,
@@ -137,6 +138,7 @@ interface KeyParams {
   createdAt: number
   state: KeyState
   retiredAt: number | null
+  signsFrom: number | null
 }
 
 interface CodeParams {
@@ -205,14 +207,16 @@ function insertOnce(what: string, insert: () => unknown): void {
 function createSqliteStore(db: Database.Database, file: string): Store {
   const checkpointer = createCheckpointer(db, file)
   const listKeys = db.prepare<[string]>(
-    `SELECT tenant, kid, alg, public_jwk, private_key, created_at, state, retired_at
+    `SELECT tenant, kid, alg, public_jwk, private_key, created_at, state, retired_at, signs_from
        FROM keys WHERE tenant = ? ORDER BY created_at, kid`,
   )
   // DO NOTHING, not OR IGNORE: only the (tenant, kid) conflict is the expected race; any other
   // constraint failure must still throw.
   const insertKey = db.prepare<KeyParams>(
-    `INSERT INTO keys (tenant, kid, alg, public_jwk, private_key, created_at, state, retired_at)
-     VALUES (@tenant, @kid, @alg, @publicJwk, @privateKey, @createdAt, @state, @retiredAt)
+    `INSERT INTO keys (tenant, kid, alg, public_jwk, private_key, created_at, state, retired_at,
+       signs_from)
+     VALUES (@tenant, @kid, @alg, @publicJwk, @privateKey, @createdAt, @state, @retiredAt,
+       @signsFrom)
      ON CONFLICT (tenant, kid) DO NOTHING`,
   )
   const updateKeyState = db.prepare<[KeyState, number | null, string, string]>(
@@ -234,7 +238,7 @@ function createSqliteStore(db: Database.Database, file: string): Store {
   )
   // The names as one JSON array parameter: any number of tenants, one statement.
   const listKeysOfTenants = db.prepare<[string]>(
-    `SELECT tenant, kid, alg, public_jwk, private_key, created_at, state, retired_at
+    `SELECT tenant, kid, alg, public_jwk, private_key, created_at, state, retired_at, signs_from
        FROM keys WHERE tenant IN (SELECT value FROM json_each(?)) ORDER BY tenant, created_at, kid`,
   )
   const keyChangeCursor = db.prepare<[]>('SELECT seq FROM key_change_counter WHERE id = 1')
@@ -570,6 +574,7 @@ function createSqliteStore(db: Database.Database, file: string): Store {
           createdAt: key.createdAt,
           state: key.state,
           retiredAt: key.retiredAt ?? null,
+          signsFrom: key.signsFrom ?? null,
         })
         return changes === 1
       })
@@ -884,6 +889,7 @@ function createSqliteStore(db: Database.Database, file: string): Store {
     sessions,
     expiry,
     parsedConfig,
+    algorithms: createSqliteTenantAlgorithms(db, use, () => checkpointer.wrote()),
     ping() {
       return settle(() => {
         use()

@@ -8,7 +8,7 @@ import type {
   ThrottleStore,
   FailureCounter,
 } from '@tessera/grants'
-import type { KeyStore } from '@tessera/keys'
+import type { KeyStore, TenantAlgorithmStore } from '@tessera/keys'
 import { StoreError } from './errors.js'
 import { createMemoryStore } from './memory.js'
 import { openPostgresStore } from './postgres.js'
@@ -19,6 +19,8 @@ import { openSqliteStore } from './sqlite.js'
 export interface Store {
   /** RS256 key pairs (@tessera/keys). */
   readonly keys: KeyStore
+  /** Each tenant's signing-algorithm history (@tessera/keys). */
+  readonly algorithms: TenantAlgorithmStore
   /** Failed-password counters (@tessera/grants). */
   readonly throttle: ThrottleStore
   /** Failed client authentications (@tessera/grants). */

@@ -68,8 +68,9 @@ KEY_ENCRYPTION_SECRET, JWKS_GRACE_HOURS), or with dev's defaults given --dev.
 
   keys list [--tenant T] [--json]
                    the keys of every tenant (or of T): kid, state, created, algorithm
-  keys rotate --tenant T
-                   make a new active key now; the old one stays in the JWKS for the grace
+  keys rotate --tenant T [--now]
+                   make a new key, published at once, signing after KEY_PUBLISH_AHEAD_SECONDS
+                   (--now: at once); the old one stays in the JWKS for the grace
   keys revoke --tenant T --kid K
                    take a key out of the JWKS at once (compromise); an active one is replaced
 
@@ -81,15 +82,22 @@ Run tessera keys SUBCOMMAND --help for one subcommand.
 
 const KEYS_LIST = `Usage: tessera keys list [--tenant T] [--json] [--dev] [setting flags]
 
-Prints the RS256 keys of every tenant, or of tenant T: kid, state (active, retired until a
-time, revoked), creation time and algorithm. --json prints an array of
-{ tenant, kid, state, createdAt, retiredAt?, publishedUntil?, alg } instead.
+Prints the RS256 keys of every tenant, or of tenant T: kid, state (active; next, with the time
+it starts signing; retired until a time; revoked), creation time and algorithm. --json prints
+an array of { tenant, kid, state, createdAt, signsFrom?, retiredAt?, publishedUntil?, alg }
+instead.
 `
 
-const KEYS_ROTATE = `Usage: tessera keys rotate --tenant T [--dev] [setting flags]
+const KEYS_ROTATE = `Usage: tessera keys rotate --tenant T [--now] [--dev] [setting flags]
 
-Makes a new active key for tenant T (which must sign with RS256). The previous active key is
-retired: it stays in the JWKS for JWKS_GRACE_HOURS, so tokens it signed keep verifying.
+Makes a new key for tenant T (which must sign with RS256). It is published at once and signs
+KEY_PUBLISH_AHEAD_SECONDS later (default 60), so that verifiers holding the JWKS from a moment
+ago can refetch before they meet its kid; until then the previous key signs. Running issuers
+switch at that instant and retire the previous key: it stays in the JWKS for
+JWKS_GRACE_HOURS, so tokens it signed keep verifying.
+
+  --now            sign with the new key at once (an emergency: verifiers that fetched the
+                   JWKS within their cooldown refuse its tokens until they may refetch)
 `
 
 const KEYS_REVOKE = `Usage: tessera keys revoke --tenant T --kid K [--dev] [setting flags]

@@ -26,12 +26,13 @@ const FLAGS = {
   kid: { type: 'string' },
   json: { type: 'boolean' },
   dev: { type: 'boolean' },
+  now: { type: 'boolean' },
 } as const
 
 // Which command flags each subcommand takes; a flag given to the wrong one is refused, not ignored.
 const ALLOWED: Record<Subcommand, readonly string[]> = {
   list: ['tenant', 'json', 'dev'],
-  rotate: ['tenant', 'dev'],
+  rotate: ['tenant', 'dev', 'now'],
   revoke: ['tenant', 'kid', 'dev'],
 }
 
@@ -116,7 +117,7 @@ async function run(args: string[]): Promise<number> {
       case 'list':
         return await list(context, flags.json === true)
       case 'rotate':
-        return await rotate(context)
+        return await rotate(context, flags.now === true)
       case 'revoke':
         return await revoke(context, kid ?? '')
     }
@@ -135,6 +136,8 @@ function stateText(key: KeyListEntry): string {
   if (key.state === 'retired' && key.publishedUntil !== undefined) {
     return `retired until ${key.publishedUntil}`
   }
+  if (key.state === 'next' && key.signsFrom !== undefined)
+    return `next, signs from ${key.signsFrom}`
   return key.state
 }
 
@@ -178,14 +181,19 @@ async function list(context: Context, json: boolean): Promise<number> {
   return 0
 }
 
-async function rotate(context: Context): Promise<number> {
+async function rotate(context: Context, now: boolean): Promise<number> {
   const tenant = onlyTenant(context)
-  const result = await rotateTenantKey(tenant, keyAdminOptions(context.settings, context.store))
+  const options = keyAdminOptions(context.settings, context.store)
+  const result = await rotateTenantKey(tenant, options, { now })
   let out = `tenant "${tenant.name}": new active key ${result.kid}\n`
   for (const { kid, publishedUntil } of result.retired) {
     out += `retired ${kid}: stays in the JWKS until ${publishedUntil}\n`
   }
-  out += `running issuers sign with ${result.kid} within ${KEY_PROPAGATION_SECONDS} seconds\n`
+  out +=
+    result.retired.length === 0 && Date.parse(result.signsFrom) > Date.now()
+      ? `published within ${KEY_PROPAGATION_SECONDS} seconds; running issuers sign with ` +
+        `${result.kid} from ${result.signsFrom}, the old key until then\n`
+      : `running issuers sign with ${result.kid} within ${KEY_PROPAGATION_SECONDS} seconds\n`
   process.stdout.write(out)
   return 0
 }
@@ -216,6 +224,7 @@ function keyAdminOptions(settings: Settings, store: Store): KeyAdminOptions {
     store: store.keys,
     graceMs: settings.jwksGraceHours * 3_600_000,
     now: Date.now,
+    publishAheadMs: settings.keyPublishAheadSeconds * 1000,
     ...(settings.keyEncryptionSecret === undefined
       ? {}
       : { encryptionSecret: settings.keyEncryptionSecret }),

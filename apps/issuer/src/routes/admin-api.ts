@@ -29,8 +29,18 @@ export interface AdminApiDeps {
   graceMs: number
   /** KEY_ENCRYPTION_SECRET, when set. */
   encryptionSecret?: string
+  /** KEY_PUBLISH_AHEAD_SECONDS in milliseconds. */
+  publishAheadMs?: number
   now: () => number
   logger: Logger
+}
+
+/** `?now=true` of a rotation: sign with the new key at once. @throws ProblemError 400 */
+function rotateNow(ctx: Context): boolean {
+  const value = ctx.query.now
+  if (value === undefined || value === 'false') return false
+  if (value === 'true') return true
+  throw new ProblemError(400, 'the query parameter now must be true or false, given once')
 }
 
 /** The router's parameters of the tenant and key paths. */
@@ -93,6 +103,7 @@ export function adminApiRoutes(deps: AdminApiDeps): Record<string, RouteHandlers
     store: deps.keys,
     graceMs: deps.graceMs,
     now: deps.now,
+    ...(deps.publishAheadMs === undefined ? {} : { publishAheadMs: deps.publishAheadMs }),
     ...(deps.encryptionSecret === undefined ? {} : { encryptionSecret: deps.encryptionSecret }),
   }
   const runtimeOf = (ctx: Context): TenantRuntime => {
@@ -147,9 +158,10 @@ export function adminApiRoutes(deps: AdminApiDeps): Record<string, RouteHandlers
 
   const rotate: Middleware = async (ctx) => {
     const runtime = runtimeOf(ctx)
+    const now = rotateNow(ctx)
     await readEmptyBody(ctx)
     const report = await serially(runtime.tenant.name, async () => {
-      const result = await rotateTenantKey(runtime.tenant, options)
+      const result = await rotateTenantKey(runtime.tenant, options, { now })
       await reload(runtime)
       return result
     })

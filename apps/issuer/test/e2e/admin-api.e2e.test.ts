@@ -42,6 +42,8 @@ describe('the admin API (issue #13)', { timeout: 120_000 }, () => {
     TESSERA_CONFIG: join(FIXTURES, 'basic'),
     DATABASE_URL: `sqlite:${tmp.dir}/tessera.db`,
     ADMIN_TOKEN,
+    // Rotated keys sign at once here; keys.publish-ahead.e2e.test.ts tests the wait.
+    KEY_PUBLISH_AHEAD_SECONDS: '0',
   }
   let cli: IssuerCli
   const { call, observed } = createAdminClient(() => cli.admin)

@@ -49,6 +49,9 @@ describe('the admin API with two replicas on one PostgreSQL', { timeout: 120_000
       TESSERA_CONFIG: join(FIXTURES, 'basic'),
       DATABASE_URL: database.url,
       ADMIN_TOKEN,
+      // Rotated keys sign at once here; keys.publish-ahead.replicas.postgres.e2e.test.ts
+      // tests replicas switching together after the wait.
+      KEY_PUBLISH_AHEAD_SECONDS: '0',
     }
     a = await startIssuerCli(vars)
     b = await startIssuerCli(vars)

@@ -97,6 +97,7 @@ describe('POST /introspect and signing keys (#11)', () => {
     let issuer: RunningIssuer
     let legit: string
     let switchedAt: number
+    const vars = { KEY_PUBLISH_AHEAD_SECONDS: '0' }
 
     function writeTenant(algorithm: 'HS256' | 'RS256'): void {
       const provider = join(FIXTURES, 'basic', 'providers', 'users.mjs')
@@ -135,7 +136,8 @@ describe('POST /introspect and signing keys (#11)', () => {
       mkdirSync(config)
       databaseUrl = `sqlite:${join(tmp.dir, 'switch.db')}`
       writeTenant('HS256')
-      issuer = await startIssuer({ databaseUrl, config, clock })
+      // RS256 signs at the switch itself here; keys.algorithm-switch.e2e.test.ts tests the wait.
+      issuer = await startIssuer({ databaseUrl, config, clock, vars })
       legit = await passwordToken(issuer, HOST)
       expect(decodeProtectedHeader(legit).alg).toBe('HS256')
 
@@ -182,7 +184,7 @@ describe('POST /introspect and signing keys (#11)', () => {
 
     it('finds the same switch time after a restart, and no HS256 token one lifetime later', async () => {
       await issuer.close()
-      issuer = await startIssuer({ databaseUrl, config, clock })
+      issuer = await startIssuer({ databaseUrl, config, clock, vars })
       expect(issuer.issuer.registry.byHost(HOST)?.keyRing.rs256Since()).toBe(switchedAt)
       expect(await introspect(issuer, HOST, legit)).toMatchObject({ active: true })
       expect(await introspect(issuer, HOST, await forge(clock(), clock() + minute))).toEqual({

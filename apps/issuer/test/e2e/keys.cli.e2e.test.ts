@@ -110,6 +110,7 @@ describe('tessera keys', { timeout: 90_000 }, () => {
         kid: '2026-11-22',
         state: 'active',
         createdAt: '2026-11-22T08:00:00.000Z',
+        signsFrom: '2026-11-22T08:00:00.000Z',
         alg: 'RS256',
       },
     ])
@@ -147,7 +148,13 @@ describe('tessera keys', { timeout: 90_000 }, () => {
 
     beforeAll(async () => {
       const file = join(tmp.dir, 'running.db')
-      vars = { JWT_SECRET, TESSERA_CONFIG: CONFIG, DATABASE_URL: `sqlite:${file}` }
+      // Rotated keys sign at once here; keys.publish-ahead.e2e.test.ts tests the wait.
+      vars = {
+        JWT_SECRET,
+        TESSERA_CONFIG: CONFIG,
+        DATABASE_URL: `sqlite:${file}`,
+        KEY_PUBLISH_AHEAD_SECONDS: '0',
+      }
       // The real clock: the CLI, a separate process, rotates with it too.
       issuer = await startIssuer({ databaseUrl: vars.DATABASE_URL! })
     })

@@ -107,7 +107,14 @@ describe('RS256 keys made on first use (#15)', () => {
     await seed.close()
 
     const started = Date.now()
-    const issuer = await startIssuer({ databaseUrl, config, clock: () => monday + day })
+    // The clock stands still: a rotation's key signs once stored (KEY_PUBLISH_AHEAD_SECONDS=0),
+    // as keys.publish-ahead.e2e.test.ts tests the wait on a running clock.
+    const issuer = await startIssuer({
+      databaseUrl,
+      config,
+      clock: () => monday + day,
+      vars: { KEY_PUBLISH_AHEAD_SECONDS: '0' },
+    })
     const listenedMs = Date.now() - started
     try {
       // No tenant waited for its rotation before the issuer listened.

@@ -178,6 +178,8 @@ describe(
       TESSERA_CONFIG: CONFIG,
       DATABASE_URL: `sqlite:${tmp.dir}/tessera.db`,
       ADMIN_TOKEN,
+      // Rotated keys sign at once here; keys.publish-ahead.e2e.test.ts tests the wait.
+      KEY_PUBLISH_AHEAD_SECONDS: '0',
     }
     let cli: IssuerCli
     const { call } = createAdminClient(() => cli.admin)

@@ -19,6 +19,11 @@ function passwordToken(url: string, host = HS.host) {
   })
 }
 
+/** Resolves once the real clock has reached `at` (epoch ms). */
+function sleepUntil(at: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())))
+}
+
 describe('configuration reload', () => {
   let tmp: ReturnType<typeof tempDir>
   let config: string
@@ -33,7 +38,11 @@ describe('configuration reload', () => {
 
   it('takes a valid change and keeps the last good version of a broken file', async () => {
     const original = readFileSync(tenantsFile(), 'utf8')
-    const issuer = await startIssuer({ databaseUrl: `sqlite:${tmp.dir}/reload.db`, config })
+    const issuer = await startIssuer({
+      databaseUrl: `sqlite:${tmp.dir}/reload.db`,
+      config,
+      vars: { KEY_PUBLISH_AHEAD_SECONDS: '2' },
+    })
     try {
       const before = await passwordToken(issuer.url)
       const hsToken = (before.json as { access_token: string }).access_token
@@ -48,6 +57,14 @@ describe('configuration reload', () => {
         ),
       )
       expect(await issuer.issuer.reload()).toBe(true)
+      // HS256 goes on signing for KEY_PUBLISH_AHEAD_SECONDS while the first RS256 key is
+      // published; the algorithm record says until when.
+      const during = await passwordToken(issuer.url)
+      const duringToken = (during.json as { access_token: string }).access_token
+      expect(decodeProtectedHeader(duringToken).alg).toBe('HS256')
+      const [record] = await issuer.issuer.store.algorithms.listTenantAlgorithms(['hs'])
+      expect(record).toMatchObject({ algorithm: 'RS256', hs256Before: true })
+      await sleepUntil(record!.since)
       const after = await passwordToken(issuer.url)
       const header = decodeProtectedHeader((after.json as { access_token: string }).access_token)
       expect(header.alg).toBe('RS256')

@@ -5,14 +5,14 @@
 import { join } from 'node:path'
 import { createTestDatabase, startTcpProxy } from '@tessera/test-support'
 import type { TcpProxy } from '@tessera/test-support'
-import { createLocalJWKSet, jwtVerify } from 'jose'
+import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { KEY_POLL_INTERVAL_MS } from '../../src/issuer.js'
 import { postForm, send } from '../support/http.js'
 import type { HttpResponse } from '../support/http.js'
 import { FIXTURES, JWT_SECRET, RS, startIssuer } from '../support/issuer.js'
 import type { RunningIssuer } from '../support/issuer.js'
-import { rsTokenKid } from '../support/keys.js'
+import { rsAccessToken, rsTokenKid } from '../support/keys.js'
 import { openLogin, pkce, signIn, submitLogin } from '../support/oauth.js'
 import { runCli, startIssuerCli } from '../support/process.js'
 import type { IssuerCli } from '../support/process.js'
@@ -181,6 +181,8 @@ describe('two replicas sharing one PostgreSQL', { timeout: 120_000 }, () => {
     const rotated = await runCli(['keys', 'rotate', '--tenant', 'rs'], {
       TESSERA_CONFIG: CONFIG,
       DATABASE_URL: database.url,
+      // Signs at once: the test below waits for a key published ahead.
+      KEY_PUBLISH_AHEAD_SECONDS: '0',
     })
     expect(rotated.stderr).toBe('')
     expect(rotated.status).toBe(0)
@@ -201,6 +203,39 @@ describe('two replicas sharing one PostgreSQL', { timeout: 120_000 }, () => {
     for (const replica of [a, b]) {
       expect(await rsTokenKid(replica.url)).toBe(kids[0])
     }
+  })
+
+  it('a key published ahead: both replicas publish it within the poll and switch at its stored instant', async () => {
+    const old = await rsTokenKid(a.url)
+    const rotated = await runCli(['keys', 'rotate', '--tenant', 'rs'], {
+      TESSERA_CONFIG: CONFIG,
+      DATABASE_URL: database.url,
+      KEY_PUBLISH_AHEAD_SECONDS: '12',
+    })
+    expect(rotated.status).toBe(0)
+    const kid = /new active key (\S+)/.exec(rotated.stdout)?.[1] ?? ''
+    const signsFrom = Date.parse(/from (\S+), the old key/.exec(rotated.stdout)?.[1] ?? '')
+    expect(Number.isFinite(signsFrom)).toBe(true)
+    // Every token of either replica carries the old kid when issued wholly before the stored
+    // instant and the new one when issued wholly after it: both switch at that instant, not at
+    // their next key poll.
+    const seen = new Set<string>()
+    while (Date.now() < signsFrom + KEY_POLL_INTERVAL_MS) {
+      for (const replica of [a, b]) {
+        const token = await rsAccessToken(replica.url)
+        const { iat } = decodeJwt(token)
+        const tokenKid = decodeProtectedHeader(token).kid ?? ''
+        seen.add(tokenKid)
+        if ((iat! + 1) * 1000 <= signsFrom) expect(tokenKid).toBe(old)
+        if (iat! * 1000 >= signsFrom + 1000) expect(tokenKid).toBe(kid)
+      }
+      if (Date.now() < signsFrom) {
+        // Published on both before it signs, once their poll has read it.
+        const published = await Promise.all([jwks(a), jwks(b)])
+        if (published.every((set) => set.keys.some((key) => key.kid === kid))) seen.add('published')
+      }
+    }
+    expect([...seen].sort()).toEqual([kid, old, 'published'].sort())
   })
 })
 

@@ -48,6 +48,8 @@ export type GenerateKey = (tenant: string, kid: string, now: number) => Promise<
  *
  * @param generate - makes each candidate, {@link generateRsaKey} by default; a key ring passes
  * one that hands out a pair it already made first, then queues for further ones
+ * @param aheadMs - how long after its creation the key starts signing (stored as `signsFrom`);
+ * 0 signs at once
  * @returns the active key as stored (private part sealed) and the tenant's keys including it
  */
 export async function createActiveKey(
@@ -57,11 +59,19 @@ export async function createActiveKey(
   current: TenantKeys,
   now: number,
   generate: GenerateKey = generateRsaKey,
+  aheadMs = 0,
 ): Promise<{ active: StoredKey; keys: StoredKey[] }> {
   let seen = current
   for (let attempt = 1; attempt <= MAX_CREATE_ATTEMPTS; attempt++) {
     const kid = nextKid([...seen.keys.map((key) => key.kid), ...seen.prunedKids], now)
-    const generated = { ...(await generate(tenant, kid, now)), tenant, kid, createdAt: now }
+    const generated: StoredKey = {
+      ...(await generate(tenant, kid, now)),
+      tenant,
+      kid,
+      createdAt: now,
+    }
+    delete generated.signsFrom
+    if (aheadMs > 0) generated.signsFrom = now + aheadMs
     const candidate = { ...generated, privateKey: cipher.seal(generated.privateKey, tenant, kid) }
     if (await store.insertKeyIfAbsent(candidate)) {
       return { active: candidate, keys: [...seen.keys, candidate] }

@@ -42,6 +42,7 @@ const StoredKeySchema = z.object({
   createdAt: z.int().nonnegative(),
   state: z.enum(['active', 'retired', 'revoked']),
   retiredAt: z.int().nonnegative().nullish(),
+  signsFrom: z.int().nonnegative().nullish(),
 })
 
 function describeIssues(error: z.ZodError): string {
@@ -71,7 +72,8 @@ export function parseStoredKeys(rows: readonly unknown[], tenant: string): Store
         `stored ${where(tenant, kid)} is invalid: ${describeIssues(result.error)}`,
       )
     }
-    const { retiredAt, ...rest } = result.data
+    const { retiredAt, signsFrom, ...fields } = result.data
+    const rest: StoredKey = signsFrom == null ? fields : { ...fields, signsFrom }
     if (rest.tenant !== tenant) {
       throw new KeyError(
         'ERR_KEY_INVALID',

@@ -36,6 +36,7 @@ describe('migrate', () => {
       'schema_migrations',
       'secrets',
       'sessions',
+      'tenant_algorithms',
       'throttle',
       'throttle_holds',
     ])

@@ -258,6 +258,21 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX client_auth_failures_reset_at ON client_auth_failures (reset_at);
     `,
   },
+  {
+    // When a key published ahead starts signing (NULL: from created_at), and each tenant's
+    // signing-algorithm history: whether an RS256 tenant may accept an HS256 token.
+    version: 13,
+    name: 'publish_ahead',
+    sql: `
+      ALTER TABLE keys ADD COLUMN signs_from INTEGER;
+      CREATE TABLE tenant_algorithms (
+        tenant TEXT PRIMARY KEY,
+        algorithm TEXT NOT NULL CHECK (algorithm IN ('HS256', 'RS256')),
+        since INTEGER NOT NULL,
+        hs256_before INTEGER NOT NULL CHECK (hs256_before IN (0, 1))
+      ) STRICT;
+    `,
+  },
 ]
 
 /**

@@ -272,6 +272,20 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX client_auth_failures_reset_at ON client_auth_failures (reset_at);
     `,
   },
+  {
+    // Keys published ahead and the tenants' algorithm history (see the SQLite migration 13).
+    version: 13,
+    name: 'publish_ahead',
+    sql: `
+      ALTER TABLE keys ADD COLUMN signs_from BIGINT;
+      CREATE TABLE tenant_algorithms (
+        tenant TEXT COLLATE "C" PRIMARY KEY,
+        algorithm TEXT NOT NULL CHECK (algorithm IN ('HS256', 'RS256')),
+        since BIGINT NOT NULL,
+        hs256_before INTEGER NOT NULL CHECK (hs256_before IN (0, 1))
+      );
+    `,
+  },
 ]
 
 /**

@@ -18,6 +18,7 @@ const KeyRowSchema = z.object({
   created_at: z.int(),
   state: z.enum(['active', 'retired', 'revoked']),
   retired_at: z.int().nullable(),
+  signs_from: z.int().nullable(),
 })
 
 const WindowRowSchema = z.object({ count: z.int(), reset_at: z.int() })
@@ -107,6 +108,7 @@ export function parseKeyRow(row: unknown): StoredKey {
     state: r.state,
   }
   if (r.retired_at !== null) key.retiredAt = r.retired_at
+  if (r.signs_from !== null) key.signsFrom = r.signs_from
   return key
 }
 

@@ -28,6 +28,7 @@ export {
 import type { ParsedConfigEntry } from '../parsed-config.js'
 import type { Store } from '../store.js'
 import { describeFailureCounterContract } from './failure-counter-contract.js'
+import { describePublishAheadContract } from './contract-publish-ahead.js'
 
 export const t0 = Date.UTC(2025, 2, 10, 9)
 const minute = 60_000
@@ -197,6 +198,8 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
     afterEach(async () => {
       await store.close()
     })
+
+    describePublishAheadContract(() => store)
 
     describe('keys', () => {
       it('inserts a (tenant, kid) once; a second insert returns false and keeps the first', async () => {
