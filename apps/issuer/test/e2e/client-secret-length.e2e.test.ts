@@ -56,7 +56,7 @@ config:
     expect(result.stderr).toContain(
       `${file()}:10: config.clients.1.client_secret: must be at least 16 characters (environment variable SHORT_CLIENT_SECRET)\n`,
     )
-    expect(result.stderr).toContain('tessera: configuration problems:')
+    expect(result.stderr).toContain('configuration refused: 2 problem(s) in')
     expect(result.stderr).not.toContain(FROM_ENV)
     expect(result.stderr).not.toContain(LITERAL)
   })
