@@ -3,8 +3,8 @@ import { createServer } from 'node:http'
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
-import { chromium } from 'playwright-core'
 import type { Browser, Page } from 'playwright-core'
+import { launchChromium } from '../support/chromium.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { basicAuth, send } from '../support/http.js'
 import { FIXTURES, startIssuer, tempDir } from '../support/issuer.js'
@@ -84,20 +84,7 @@ describe('CORS in Chromium: a browser app on another origin', () => {
     )
     issuer = await startIssuer({ databaseUrl: `sqlite:${tmp.dir}/tessera.db`, config })
     issuerBase = `http://${HOST}:${new URL(issuer.url).port}`
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      args: [
-        '--no-sandbox',
-        '--headless',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        // The tenant's host name, resolved to the issuer under test without DNS.
-        `--host-resolver-rules=MAP ${HOST} 127.0.0.1`,
-      ],
-    })
+    browser = await launchChromium(HOST)
   })
   afterAll(async () => {
     await browser?.close()

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { chromium } from 'playwright-core'
 import type { Browser } from 'playwright-core'
+import { launchChromium } from '../support/chromium.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { postForm } from '../support/http.js'
 import { HS, startIssuer, tempDir } from '../support/issuer.js'
@@ -18,20 +18,7 @@ describe('the login page in a real browser', () => {
   beforeAll(async () => {
     tmp = tempDir()
     issuer = await startIssuer({ databaseUrl: `sqlite:${tmp.dir}/tessera.db` })
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      args: [
-        '--no-sandbox',
-        '--headless',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        // The tenant's host name, resolved to the issuer under test without DNS.
-        '--host-resolver-rules=MAP hs.test 127.0.0.1',
-      ],
-    })
+    browser = await launchChromium('hs.test')
   })
   afterAll(async () => {
     await browser?.close()

@@ -2,8 +2,8 @@ import { createServer } from 'node:http'
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
-import { chromium } from 'playwright-core'
 import type { Browser, Page } from 'playwright-core'
+import { launchChromium } from '../support/chromium.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { postForm } from '../support/http.js'
 import { FIXTURES, startIssuer, tempDir } from '../support/issuer.js'
@@ -43,16 +43,7 @@ describe('native apps signing in through Chromium (RFC 8252)', () => {
       databaseUrl: `sqlite:${tmp.dir}/tessera.db`,
       config: join(FIXTURES, 'native'),
     })
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      args: [
-        '--no-sandbox',
-        '--headless',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--host-resolver-rules=MAP native.test 127.0.0.1',
-      ],
-    })
+    browser = await launchChromium('native.test')
   })
   afterAll(async () => {
     await browser?.close()

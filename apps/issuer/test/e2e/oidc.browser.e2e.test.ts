@@ -1,6 +1,6 @@
 import { join } from 'node:path'
-import { chromium } from 'playwright-core'
 import type { Browser, BrowserContext } from 'playwright-core'
+import { launchChromium } from '../support/chromium.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FIXTURES, startIssuer, tempDir } from '../support/issuer.js'
 import type { RunningIssuer } from '../support/issuer.js'
@@ -23,20 +23,7 @@ describe('single sign-on in a real browser', () => {
       config: join(FIXTURES, 'oidc'),
     })
     port = new URL(issuer.url).port
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      args: [
-        '--no-sandbox',
-        '--headless',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        // The tenant's host name, resolved to the issuer under test without DNS.
-        `--host-resolver-rules=MAP ${T.host} 127.0.0.1`,
-      ],
-    })
+    browser = await launchChromium(T.host)
   })
   afterAll(async () => {
     await browser?.close()

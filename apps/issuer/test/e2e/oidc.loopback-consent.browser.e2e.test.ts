@@ -2,8 +2,8 @@ import { createServer } from 'node:http'
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
-import { chromium } from 'playwright-core'
 import type { Browser } from 'playwright-core'
+import { launchChromium } from '../support/chromium.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { postForm } from '../support/http.js'
 import { FIXTURES, startIssuer, tempDir } from '../support/issuer.js'
@@ -38,16 +38,7 @@ describe('"Continue as …" for a loopback redirect URI in Chromium (#23)', () =
     })
     await new Promise<void>((resolve) => callback.listen(0, '127.0.0.1', resolve))
     port = (callback.address() as AddressInfo).port
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      args: [
-        '--no-sandbox',
-        '--headless',
-        '--disable-gpu',
-        '--disable-background-networking',
-        `--host-resolver-rules=MAP ${HOST} 127.0.0.1`,
-      ],
-    })
+    browser = await launchChromium(HOST)
   })
   afterAll(async () => {
     await browser?.close()

@@ -7,8 +7,8 @@
 import { createHash } from 'node:crypto'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { chromium } from 'playwright-core'
 import type { Browser } from 'playwright-core'
+import { launchChromium } from '../support/chromium.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { HttpResponse } from '../support/http.js'
 import { HS, JWT_SECRET, tempDir } from '../support/issuer.js'
@@ -77,19 +77,7 @@ describe('parallel sign-ins with the right password', { timeout: 120_000 }, () =
   })
 
   it(`signs in ${BROWSERS} Chromium windows of one user at once`, async () => {
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      args: [
-        '--no-sandbox',
-        '--headless',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        `--host-resolver-rules=MAP ${HS.host} 127.0.0.1`,
-      ],
-    })
+    browser = await launchChromium(HS.host)
     const port = new URL(issuer.url).port
     // One context each: a browser session of its own, with its own binding cookie.
     const pages = await Promise.all(
