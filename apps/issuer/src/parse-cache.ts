@@ -2,7 +2,7 @@
  * Parse results of tenant files kept in the database between starts, so that a restart with
  * thousands of tenant files parses only the files that changed. Parsing the YAML is most of the
  * time a load takes; everything after it (the schema, `{env: VAR}` secrets, provider scripts,
- * the rules across files) runs at every start as before.
+ * the rules across files) runs at every start.
  *
  * The results hold what the files hold, client secrets written in them included, so each entry
  * is sealed with KEY_ENCRYPTION_SECRET (AES-256-GCM, its key the additional data, so an entry

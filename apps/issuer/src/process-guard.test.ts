@@ -3,7 +3,7 @@ import { describeStray } from './process-guard.js'
 
 const PASSWORD = 'Pw-5e0b2a'
 
-describe('describeStray (issue #23)', () => {
+describe('describeStray', () => {
   it('keeps the class name and the frames, never the message', () => {
     const described = describeStray(new TypeError(`bad ${PASSWORD}`))
     expect(described.kind).toBe('TypeError')

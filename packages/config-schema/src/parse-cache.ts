@@ -3,7 +3,7 @@
  * of thousands of files takes (1.5 of 2.5 s for ten thousand files of 500 bytes), and the result
  * depends only on the text and the parser, so a caller can keep it (the issuer keeps it sealed
  * in its database) and hand it back through {@link YamlParseCache}. Everything after parsing
- * (the schema, `{env: VAR}` secrets, provider scripts, the rules across files) runs as before.
+ * (the schema, `{env: VAR}` secrets, provider scripts, the rules across files) runs every time.
  *
  * @module
  */

@@ -292,8 +292,8 @@ export interface BrowserSession {
 /**
  * Single sign-on for an OpenID Connect request (OpenID Connect Core §3.1.2.3): with a live
  * session that `prompt=login` and `max_age` do not rule out, a code at once, without the form;
- * otherwise the form, or `login_required` for `prompt=none`. A request without `openid` goes to
- * the form as before, and its cookie is never read.
+ * otherwise the form, or `login_required` for `prompt=none`. A request without `openid` always
+ * goes to the form, and its cookie is never read.
  */
 export async function resumeSession(
   request: AuthorizationRequest,

@@ -436,7 +436,7 @@ class TenantKeyRing implements KeyRing {
     if (reason === undefined) return
     // A ring that never had a key waits for its first use, unless its tenant switches from
     // HS256 (the key must be published ahead); one whose active key was revoked without a
-    // replacement gets one now, as it had before.
+    // replacement had keys, and gets a new one now.
     if (reason === 'first' && !hadKeys && this.#options.firstKeyAhead !== true) return
     this.#make(reason).catch(() => undefined)
   }

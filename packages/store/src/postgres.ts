@@ -349,7 +349,7 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
    * not on every call: parsing and planning cost as much as a round trip for a join, and twice
    * that for a rotation's CTEs. Every text is a constant of this file, so the names stay few;
    * past PREPARED_LIMIT (a text built from data, which there should never be) statements run
-   * unnamed, as before. Names are per connection, and node-postgres prepares each on first use.
+   * unnamed. Names are per connection, and node-postgres prepares each on first use.
    */
   function statementName(text: string): string | undefined {
     let name = statementNames.get(text)
@@ -784,7 +784,8 @@ function createPostgresStore(pool: Pool, target: PgTarget): Store {
           // families, and a purge that took codes first could cross it.
           ['DELETE FROM sessions WHERE expires_at <= $1 OR ended_at <= $1', now],
           ['DELETE FROM authorization_codes WHERE expires_at <= $1', now - CODE_RETENTION_MS],
-          // Login forms are no longer stored; this sweeps the rows an earlier version left.
+          // Nothing writes login_transactions (login forms are sealed, not stored); this empties
+          // the rows of databases older than that.
           ['DELETE FROM login_transactions WHERE expires_at <= $1', now],
           // Deleted explicitly, not left to ON DELETE CASCADE, so that they are counted.
           [

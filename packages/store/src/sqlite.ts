@@ -315,7 +315,8 @@ function createSqliteStore(db: Database.Database, file: string): Store {
      WHERE tenant = ? AND code_hash = ? AND revoked_at IS NULL`,
   )
   const purgeCodes = db.prepare<[number]>('DELETE FROM authorization_codes WHERE expires_at <= ?')
-  // Login forms are no longer stored; this sweeps the rows an earlier version left behind.
+  // Nothing writes login_transactions (login forms are sealed, not stored); this empties the
+  // rows of databases older than that.
   const purgeLogins = db.prepare<[number]>('DELETE FROM login_transactions WHERE expires_at <= ?')
   // Deleted explicitly, not left to ON DELETE CASCADE, so that they are counted.
   const purgeTokens = db.prepare<[number]>(
@@ -455,10 +456,10 @@ function createSqliteStore(db: Database.Database, file: string): Store {
   // end of the current turn of the event loop, together with every other one queued in that
   // turn, in one IMMEDIATE transaction: each in a savepoint of its own (a nested better-sqlite3
   // transaction), so one that throws is undone alone, and all are committed at once. Under load
-  // most of their cost was the BEGIN and the COMMIT (locks and WAL writes); they are now shared.
-  // Nothing else changes: they run in the order they were asked, each sees those before it, and
-  // each caller hears its answer only once the COMMIT has returned, so an answer is as durable as
-  // before. No transaction stays open between turns, so no other call ever sees uncommitted rows.
+  // most of the cost of one alone is the BEGIN and the COMMIT (locks and WAL writes), which the
+  // batch shares. They run in the order they were asked, each sees those before it, and each
+  // caller hears its answer only once the COMMIT has returned, so an answer is as durable as one
+  // committed alone. No transaction stays open between turns, so no other call ever sees uncommitted rows.
   interface QueuedWrite {
     /** The write in a transaction of its own, when it is alone in its turn. */
     alone: () => unknown

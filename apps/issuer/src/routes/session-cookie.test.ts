@@ -48,7 +48,7 @@ async function cookieOf(
 }
 
 describe('the login-binding cookie', () => {
-  it('is Secure under start, even on a plain http request (issue #23)', async () => {
+  it('is Secure under start, even on a plain http request', async () => {
     expect(await cookieOf(true, false, 'tessera_login')).toBe(
       `tessera_login=${'b'.repeat(43)}; Path=/; Max-Age=600; Expires=${new Date(now + 600_000).toUTCString()}; SameSite=Lax; Secure; HttpOnly`,
     )

@@ -1,6 +1,6 @@
 /**
  * Failed client authentication is throttled per client_id+address and per address, one count
- * across /token, /revoke and /introspect, decided before the secret is checked (issue #23).
+ * across /token, /revoke and /introspect, decided before the secret is checked.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { clientKey } from '../support/client-assertion.js'

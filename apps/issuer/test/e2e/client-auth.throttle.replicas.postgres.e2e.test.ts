@@ -1,6 +1,6 @@
 /**
  * Failed client authentications counted once for two issuers (replicas) sharing a PostgreSQL
- * database (issue #23).
+ * database.
  */
 import { createTestDatabase } from '@tessera/test-support'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

@@ -1,6 +1,6 @@
 /**
  * Client secrets, literal or `{env: VAR}`, are at least 16 characters: check-config and start
- * refuse shorter ones, dev and check-config --dev warn (issue #23).
+ * refuse shorter ones, dev and check-config --dev warn.
  */
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

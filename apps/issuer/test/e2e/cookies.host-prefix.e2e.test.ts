@@ -7,12 +7,12 @@ import type { RunningIssuer } from '../support/issuer.js'
 import { pkce } from '../support/oauth.js'
 import { OIDC_RS, openIdAuthorizeUrl, redirectOf } from '../support/oidc.js'
 
-// Issue #23 (cookie tossing): a sibling subdomain can plant an unprefixed cookie for the
+// Cookie tossing: a sibling subdomain can plant an unprefixed cookie for the
 // issuer's host, e.g. its own live session, and so sign the victim in as the attacker. Over
 // https (here: behind TRUST_PROXY=1 with X-Forwarded-Proto: https) the session and binding
 // cookies are `__Host-` prefixed, which only the issuer's own host can set, and an unprefixed
 // one is ignored.
-describe('session and login-binding cookies behind an https proxy (issue #23)', () => {
+describe('session and login-binding cookies behind an https proxy', () => {
   const tmp = tempDir()
   let issuer: RunningIssuer
 

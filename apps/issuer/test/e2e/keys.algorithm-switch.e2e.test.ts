@@ -1,5 +1,5 @@
 /**
- * Issue #23: a tenant's signing-algorithm history. A switch from HS256 to RS256 publishes the
+ * A tenant's signing-algorithm history. A switch from HS256 to RS256 publishes the
  * first RS256 key and goes on signing HS256 for KEY_PUBLISH_AHEAD_SECONDS, so verifiers that
  * fetched the (empty) JWKS just before the switch never meet a kid they may not refetch for;
  * and a tenant that was RS256 from its first key takes no HS256 token, however it is dated.
@@ -31,7 +31,7 @@ const POLL_MS = 5_000
 const APP = { id: '0a000000-0000-4000-8000-000000000001', secret: 'app-secret' }
 const secretKey = createSecretKey(Buffer.from(JWT_SECRET, 'utf8'))
 
-describe('keys and the tenant algorithm history (issue #23)', { timeout: 120_000 }, () => {
+describe('keys and the tenant algorithm history', { timeout: 120_000 }, () => {
   const tmp = tempDir()
   afterAll(() => tmp.remove())
 

@@ -1,5 +1,5 @@
 /**
- * Publish ahead (issue #23): a rotation's key is in the JWKS before it signs, so verifiers that
+ * Publish ahead: a rotation's key is in the JWKS before it signs, so verifiers that
  * fetched the JWKS a moment before the rotation never meet a kid they are not yet allowed to
  * refetch for. Two verifiers watch a real `tessera dev` process: ours (@tessera/verifier) and
  * jose's createRemoteJWKSet, each with a refetch cooldown shorter than the delay. Run with
@@ -23,7 +23,7 @@ const COOLDOWN_MS = 3_000
 /** The key poll of a running issuer (a CLI rotation reaches it within one). */
 const POLL_MS = 5_000
 
-describe('keys published ahead of signing (issue #23)', { timeout: 120_000 }, () => {
+describe('keys published ahead of signing', { timeout: 120_000 }, () => {
   const tmp = tempDir()
   const vars = {
     JWT_SECRET,

@@ -16,10 +16,10 @@ import {
 } from '../support/oidc.js'
 import type { CookieJar, OidcClient } from '../support/oidc.js'
 
-// Issue #23: every GET /authorize that rides a live single sign-on session stores a code, and a
+// Every GET /authorize that rides a live single sign-on session stores a code, and a
 // cross-site page can make a signed-in browser send thousands. The codes a session holds per
 // client stay bounded (the newest replace the oldest) and the newest still redeem.
-describe('GET /authorize with a live session: codes bounded per session and client (#23)', () => {
+describe('GET /authorize with a live session: codes bounded per session and client', () => {
   const tmp = tempDir()
   const file = join(tmp.dir, 'tessera.db')
   let issuer: RunningIssuer

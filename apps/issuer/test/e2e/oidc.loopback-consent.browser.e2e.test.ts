@@ -13,10 +13,10 @@ import { authorizePath, pkce } from '../support/oauth.js'
 const HOST = 'native.oidc.test'
 const NATIVE = 'dddddddd-3333-4333-8333-333333333333'
 
-// Issue #23: a signed-in browser does not hand a native app's loopback listener a code without
+// A signed-in browser does not hand a native app's loopback listener a code without
 // the user's click. Real Chromium: sign in with the form, then a second request of the app shows
 // "Continue as Alice Liddell", and only the click delivers the code to the listener.
-describe('"Continue as …" for a loopback redirect URI in Chromium (#23)', () => {
+describe('"Continue as …" for a loopback redirect URI in Chromium', () => {
   let issuer: RunningIssuer
   let tmp: ReturnType<typeof tempDir>
   let browser: Browser

@@ -29,10 +29,10 @@ function authorizeUrl(clientId: string, redirectUri: string, challenge: string, 
   return url
 }
 
-// Issue #23: any program on the device can listen on a loopback port, and a loopback redirect
+// Any program on the device can listen on a loopback port, and a loopback redirect
 // URI matches at any port (RFC 8252 §7.3). With a live session, a code for such a URI waits for
 // the signed-in user's click ("Continue as …") instead of going out silently.
-describe('GET /authorize with a live session and a loopback redirect URI (#23)', () => {
+describe('GET /authorize with a live session and a loopback redirect URI', () => {
   const tmp = tempDir()
   let issuer: RunningIssuer
 

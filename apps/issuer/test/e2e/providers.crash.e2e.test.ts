@@ -1,5 +1,5 @@
 /**
- * Provider scripts that try to end the process (issue #23): a real `tessera dev` process whose
+ * Provider scripts that try to end the process: a real `tessera dev` process whose
  * provider throws from a timer with the password in the message, calls process.exit or
  * process.abort; another tenant's token requests keep being answered, and nothing the process
  * writes holds the password.
@@ -42,7 +42,7 @@ function passwordGrant(
   })
 }
 
-describe('provider scripts that try to end the process (issue #23)', { timeout: 120_000 }, () => {
+describe('provider scripts that try to end the process', { timeout: 120_000 }, () => {
   let tmp: ReturnType<typeof tempDir>
   let issuer: IssuerCli
 

@@ -45,7 +45,7 @@ describe('login seal', () => {
     expect(await openLogin(sealed, 'acme', key, login.expiresAt)).toBeUndefined()
   })
 
-  it('carries the sid of a "Continue as" form, and none for a login form (#23)', async () => {
+  it('carries the sid of a "Continue as" form, and none for a login form', async () => {
     const confirm: SealedLogin = { ...login, nonce: 'n-1', sid: 'sid-alice' }
     expect(await openLogin(await sealLogin(confirm, key), 'acme', key, t0)).toStrictEqual(confirm)
     expect(await openLogin(await sealLogin(login, key), 'acme', key, t0)).not.toHaveProperty('sid')

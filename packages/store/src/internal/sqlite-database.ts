@@ -94,11 +94,11 @@ export interface Checkpointer {
  * which by default the committing connection runs itself every 1000 pages, blocking the event
  * loop for the copy and two fsyncs (measured: a third of the time of a refresh-token rotation).
  * Here a worker thread with its own connection runs PASSIVE checkpoints every 50 ms instead,
- * and the committing connection's own threshold becomes a safety net. Durability is unchanged:
- * a commit is durable once in the WAL, as before, and the checkpoint syncs exactly as before;
- * only the thread that waits for them changes. The thread starts once the store has committed
+ * and the committing connection's own threshold becomes a safety net. Durability is SQLite's:
+ * a commit is durable once in the WAL, and a checkpoint syncs as SQLite's own does; only the
+ * thread that waits for them differs. The thread starts once the store has committed
  * a few hundred write transactions, so short-lived uses (the CLI, tests) never start one; if it
- * cannot start or stops, the committing connection checkpoints as before.
+ * cannot start or stops, the committing connection checkpoints by its own threshold.
  *
  * For `:memory:` (no WAL) the checkpointer does nothing.
  */

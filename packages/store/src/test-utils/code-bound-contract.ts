@@ -20,11 +20,11 @@ function sessionCode(i: number, fields: { sid?: string; clientId?: string; tenan
 }
 
 /**
- * `saveCode` with `keepPerSession` (issue #23): requests riding a live sign-in session cannot
+ * `saveCode` with `keepPerSession`: requests riding a live sign-in session cannot
  * grow the codes table. Part of the store contract; `store` answers the suite's open store.
  */
 export function describeCodeBoundContract(store: () => Store): void {
-  describe('authorization codes bounded per session and client (#23)', () => {
+  describe('authorization codes bounded per session and client', () => {
     const found = async (code: { tenant: string; codeHash: string }) =>
       (await store().codes.findCode(code.tenant, code.codeHash)) !== undefined
 

@@ -326,8 +326,8 @@ export function createTenantSet(options: TenantSetOptions): TenantSet {
     }
     // Afresh for a rebuild (the provider directory changed, SIGHUP) and when a resource that
     // failed to build is tried again (its script may be fixed; Node keeps a failed import).
-    // Otherwise a script already imported is shared: a list of thousands used to import it again
-    // for each batch, and each watch event once more.
+    // Otherwise a script already imported is shared: Node never unloads a module, so a fresh
+    // import per batch or per watch event would stay in memory for the life of the process.
     let fresh = rebuild || work.some(([name]) => refused.get(name)?.build === true)
     const freshOnce: FreshProviders = () => {
       const asked = fresh
