@@ -11,11 +11,12 @@ import type { KubeConfig } from '@kubernetes/client-node'
 import { ConfigError } from '@tessera/config-schema'
 import type { ConfigIssue } from '@tessera/config-schema'
 import type { Logger } from 'pino'
-import { afterWatch, backoffMs, createPause, DEFAULT_RETRY } from './kubernetes/backoff.js'
+import { createPause, DEFAULT_RETRY } from './kubernetes/backoff.js'
 import type { KubernetesRetryOptions } from './kubernetes/backoff.js'
-import { createTenantClient, describeError, hint } from './kubernetes/client.js'
-import type { TenantList } from './kubernetes/client.js'
+import { createTenantClient } from './kubernetes/client.js'
 import { loadKubeConfig } from './kubernetes/kubeconfig.js'
+import { listAndWatch } from './kubernetes/list-watch.js'
+import type { ListWatchState } from './kubernetes/list-watch.js'
 import { createTenantSet } from './kubernetes/tenants.js'
 import { checkProviderDirectory } from './kubernetes/validate.js'
 import type { TenantSource } from './source.js'
@@ -107,84 +108,25 @@ export function createKubernetesSource(options: KubernetesSourceOptions): Tenant
     jwtSecret: options.jwtSecret,
     shortClientSecrets: options.shortClientSecrets,
   })
-  const pause = createPause()
-  let isLoaded = false
-  let closed = false
-  let forceRelist = false
-  let cancelWatch: (() => void) | undefined
-  let stopWatchingProviders: (() => void) | undefined
   let firstLoad: { resolve: () => void; reject: (error: Error) => void } | undefined
-
-  /** List, then watch from the list's resourceVersion; relist on 410; never throws. */
-  const run = async (): Promise<void> => {
-    let resourceVersion: string | undefined
-    let failures = 0
-    while (!closed) {
-      if (forceRelist) {
-        forceRelist = false
-        resourceVersion = undefined
-      }
-      if (resourceVersion === undefined) {
-        let list: TenantList
-        try {
-          list = await client.list()
-        } catch (error) {
-          if (closed) break
-          failures++
-          const waitMs = backoffMs(failures, retry)
-          const reason = describeError(error)
-          const fields = { namespace, reason, retryInMs: waitMs, ...hint(error, namespace) }
-          if (isLoaded) logger.warn(fields, 'listing Tenant resources failed; retrying')
-          else logger.error(fields, 'listing Tenant resources failed; not ready, retrying')
-          await pause.wait(waitMs)
-          continue
-        }
-        await tenants.applyList(list.items)
-        resourceVersion = list.resourceVersion
-        if (!isLoaded) {
-          isLoaded = true
-          logger.info(
-            { namespace, resources: list.items.length, tenants: tenants.served() },
-            'Tenant resources loaded',
-          )
-          firstLoad?.resolve()
-        } else {
-          logger.info({ namespace, resources: list.items.length }, 'Tenant resources listed again')
-        }
-      }
-      // A reload that came during the list wants a list of its own.
-      if (forceRelist || closed) continue
-      let latest: string = resourceVersion
-      const watch = client.watch(resourceVersion, (type, object) => {
-        if (object.metadata.resourceVersion !== undefined) latest = object.metadata.resourceVersion
-        if (type !== 'BOOKMARK') void tenants.applyEvent(type, object)
-      })
-      cancelWatch = watch.cancel
-      const outcome = await watch.outcome
-      cancelWatch = undefined
-      resourceVersion = latest
-      if (closed) break
-      if (outcome.cancelled === true) continue
-      const next = afterWatch(outcome, failures)
-      failures = next.failures
-      if (outcome.gone) {
-        logger.info({ namespace }, 'Tenant watch expired (410 Gone); listing again')
-        resourceVersion = undefined
-      } else if (outcome.error !== undefined) {
-        logger.warn({ namespace, reason: outcome.error }, 'Tenant watch failed; reconnecting')
-      }
-      if (next.wait) await pause.wait(backoffMs(Math.max(1, failures), retry))
-    }
+  const state: ListWatchState = {
+    loaded: false,
+    closed: false,
+    forceRelist: false,
+    cancelWatch: undefined,
+    onFirstLoad: () => firstLoad?.resolve(),
   }
+  const pause = createPause()
+  let stopWatchingProviders: (() => void) | undefined
 
   /**
    * SIGHUP, or a change in the provider directory: rebuild every tenant (fresh provider scripts)
    * one by one, each keeping its last good version on failure, and list again.
    */
   const reload = (): Promise<boolean> => {
-    if (!isLoaded || closed) return Promise.resolve(false)
-    forceRelist = true
-    cancelWatch?.()
+    if (!state.loaded || state.closed) return Promise.resolve(false)
+    state.forceRelist = true
+    state.cancelWatch?.()
     pause.wake()
     return tenants.rebuildAll()
   }
@@ -196,9 +138,11 @@ export function createKubernetesSource(options: KubernetesSourceOptions): Tenant
       const loadedOnce = new Promise<void>((resolveLoad, rejectLoad) => {
         firstLoad = { resolve: resolveLoad, reject: rejectLoad }
       })
-      run().catch((error: unknown) => {
-        logger.error({ err: error }, 'the Tenant watch loop stopped unexpectedly')
-      })
+      listAndWatch({ client, tenants, pause, retry, namespace, logger }, state).catch(
+        (error: unknown) => {
+          logger.error({ err: error }, 'the Tenant watch loop stopped unexpectedly')
+        },
+      )
       if (options.watchProviders) {
         stopWatchingProviders = watchPath(
           providerDirectory,
@@ -209,12 +153,12 @@ export function createKubernetesSource(options: KubernetesSourceOptions): Tenant
       }
       return loadedOnce
     },
-    loaded: () => isLoaded,
+    loaded: () => state.loaded,
     reload,
     async close() {
-      closed = true
+      state.closed = true
       closing.abort()
-      cancelWatch?.()
+      state.cancelWatch?.()
       pause.wake()
       stopWatchingProviders?.()
       firstLoad?.reject(new Error('the kubernetes source was closed before the first list'))

@@ -86,9 +86,14 @@ export async function applyFileChanges(
     build: async (part) => {
       const put = part.flatMap((unit) => unit.put)
       const remove = part.flatMap((unit) => unit.remove)
-      await to.update({ put, remove, freshProviders: plan.fresh })
+      try {
+        await to.update({ put, remove, freshProviders: plan.fresh })
+      } catch (error) {
+        return { ok: false, error }
+      }
       for (const name of remove) served.delete(name)
       for (const tenant of put) served.set(tenant.name, tenant)
+      return { ok: true }
     },
     // The whole reload leaves some tenant (checked before), but not every part of it need:
     // removing a file whose replacement could not be built would leave none.

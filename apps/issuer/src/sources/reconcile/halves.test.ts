@@ -1,17 +1,20 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { buildInHalves } from './halves.js'
+import type { Built } from './halves.js'
 
 /** A build that throws for any part holding an item of `bad`, and records what it built. */
 function builder(bad: ReadonlySet<number>) {
   const calls: number[][] = []
   const built: number[] = []
-  const build = (part: readonly number[]): Promise<void> => {
+  const build = (part: readonly number[]): Promise<Built> => {
     calls.push([...part])
     const failing = part.find((item) => bad.has(item))
-    if (failing !== undefined) return Promise.reject(new Error(`item ${failing} cannot be built`))
+    if (failing !== undefined) {
+      return Promise.resolve({ ok: false, error: new Error(`item ${failing} cannot be built`) })
+    }
     built.push(...part)
-    return Promise.resolve()
+    return Promise.resolve({ ok: true })
   }
   return { build, calls, built }
 }
@@ -56,6 +59,17 @@ describe('buildInHalves', () => {
       { item: 1, error: veto },
     ])
     expect(calls).toEqual([[0, 1, 2, 3], [0, 1], [0], [2, 3]])
+  })
+
+  it('ends on what a build throws, without trying the rest', async () => {
+    const calls: number[][] = []
+    const build = (part: readonly number[]): Promise<Built> => {
+      calls.push([...part])
+      if (part.length === 2) return Promise.reject(new Error('unexpected'))
+      return Promise.resolve({ ok: false, error: new Error('cannot be built') })
+    }
+    await expect(buildInHalves(range(4), { build })).rejects.toThrow('unexpected')
+    expect(calls).toEqual([range(4), [0, 1]])
   })
 
   it('refuses exactly the items that fail, in their order, and builds every other item once', async () => {

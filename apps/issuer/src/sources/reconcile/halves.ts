@@ -12,9 +12,15 @@ export interface Refusal<T> {
   error: unknown
 }
 
+/** What a build answers: built whole, or nothing built and why. */
+export type Built = { ok: true } | { ok: false; error: unknown }
+
 export interface HalvesOptions<T> {
-  /** Builds `part` whole, or throws and leaves everything as it was. */
-  build(part: readonly T[]): Promise<void>
+  /**
+   * Builds `part` whole, or builds nothing of it and answers why. What it throws is not a
+   * refusal of the part but a failure of the whole: it ends the bisection.
+   */
+  build(part: readonly T[]): Promise<Built>
   /**
    * Why `part` must not be built at all, if so; undefined to go on. Every item of such a part is
    * refused with that reason, without a build and without a split.
@@ -25,7 +31,8 @@ export interface HalvesOptions<T> {
 /**
  * Builds `items` with few calls of `build`: all at once, and when that throws, in halves down to
  * the items that cannot be built; one such item among n costs about 2·log2(n) calls. What a call
- * builds stays built. Answers the items refused, in the order they were found.
+ * builds stays built. Answers the items refused, in the order they were found; rejects with what
+ * `build` throws.
  */
 export async function buildInHalves<T>(
   items: readonly T[],
@@ -43,15 +50,12 @@ export async function buildInHalves<T>(
     // Trying again a part known to hold an item that fails would only cost a build; an item
     // alone is always tried, so that its refusal says its own problem.
     if (!failing || part.length === 1) {
-      try {
-        await options.build(part)
-        return true
-      } catch (error) {
-        const [only] = part
-        if (part.length === 1 && only !== undefined) {
-          refusals.push({ item: only, error })
-          return false
-        }
+      const built = await options.build(part)
+      if (built.ok) return true
+      const [only] = part
+      if (part.length === 1 && only !== undefined) {
+        refusals.push({ item: only, error: built.error })
+        return false
       }
     }
     const half = Math.ceil(part.length / 2)
