@@ -1,8 +1,8 @@
 /**
  * The `kubernetes` source: `tenants.tessera.dev/v1` resources of one namespace, listed once and
  * then watched, each tenant validated and served on its own. The parts live in `kubernetes/`:
- * the list/watch client, the tenant set (validation against the served tenants' claims, builds
- * in batches, last good version kept), backoff, and where the API server is found.
+ * the list/watch client and loop, the tenant set (validation against the served tenants' claims,
+ * builds in batches, last good version kept), backoff, and where the API server is found.
  *
  * @module
  */
