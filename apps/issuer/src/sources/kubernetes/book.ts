@@ -10,8 +10,9 @@ import type { Tenant } from '@tessera/config-schema'
 import type { Logger } from 'pino'
 import type { TenantTarget } from '../source.js'
 import type { Resource } from './resources.js'
-import { createServedClaims } from './validate.js'
-import type { ServedClaims, ValidationContext } from './validate.js'
+import { createServedClaims } from '../reconcile/claims.js'
+import type { ServedClaims } from '../reconcile/claims.js'
+import type { ValidationContext } from './validate.js'
 
 /** The latest version of a resource, as listed or watched. */
 export interface Seen {
