@@ -1,5 +1,6 @@
 import { createConfigIndex, parseConfigFile } from '@tessera/config-schema'
 import type { ConfigFile, ConfigIndex } from '@tessera/config-schema'
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { admitChanges, readmitLastGood } from './admission.js'
 
@@ -117,6 +118,49 @@ describe('admitChanges', () => {
     expect(probe(index, tenantFile('c.yaml', 'c', ['a.test'], 3))).toHaveLength(1)
     expect(probe(index, tenantFile('c.yaml', 'c', ['b.test'], 3))).toHaveLength(1)
     expect(probe(index, tenantFile('c.yaml', 'c', ['new.test'], 3))).toEqual([])
+  })
+})
+
+describe('admitChanges, for any change', () => {
+  const POOL = ['h0.test', 'h1.test', 'h2.test', 'h3.test', 'h4.test', 'h5.test']
+  const FILES = 5
+  const version = (at: number, pool: readonly string[]) =>
+    tenantFile(`f${at}.yaml`, `f${at}`, [`own${at}.test`, ...pool], at + 1)
+
+  it('leaves the index holding the files that stay, the refused ones as they were and the ones taken, without a clash', () => {
+    fc.assert(
+      fc.property(
+        // Who holds each pool host before (at most one file), and each file's next hosts if changed.
+        fc.array(fc.option(fc.nat(FILES - 1)), { minLength: POOL.length, maxLength: POOL.length }),
+        fc.array(fc.option(fc.subarray(POOL)), { minLength: FILES, maxLength: FILES }),
+        (owners, next) => {
+          const before = Array.from({ length: FILES }, (_, at) =>
+            version(
+              at,
+              POOL.filter((_, host) => owners[host] === at),
+            ),
+          )
+          const { index, lastGood } = loaded(before)
+          const changed = next.flatMap((hosts, at) =>
+            hosts === null ? [] : [{ name: `f${at}.yaml`, file: version(at, hosts) }],
+          )
+          const { accepted, refused } = admitChanges(index, changed, [], lastGood)
+
+          const taken = new Set(accepted.map((change) => change.name))
+          expect([...taken, ...refused.keys()].sort()).toEqual(changed.map((c) => c.name).sort())
+          // The same files admitted afresh, the ones that keep their claims first: no clash.
+          const fresh = createConfigIndex(SECRET)
+          for (const file of before)
+            if (!taken.has(file.file)) expect(fresh.admit(file)).toEqual([])
+          for (const { file } of accepted) expect(fresh.admit(file)).toEqual([])
+          // And the index holds just what that one holds.
+          for (const host of POOL) {
+            const probeFile = tenantFile('probe.yaml', 'probe', [host], 99)
+            expect(probe(index, probeFile)).toEqual(probe(fresh, probeFile))
+          }
+        },
+      ),
+    )
   })
 })
 
