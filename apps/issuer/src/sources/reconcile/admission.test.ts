@@ -160,6 +160,8 @@ describe('admitChanges, for any change', () => {
           }
         },
       ),
+      // Each run parses a dozen files; fewer runs than the default keep the suite quick.
+      { numRuns: 40 },
     )
   })
 })
