@@ -66,10 +66,9 @@ export async function applyFileChanges(
   changes: FileChanges,
 ): Promise<boolean> {
   const { entries, served, logger } = state
-  const { changed, removed } = changes
+  const { changed, removed, all, other } = changes
   const lastGood = (name: string) => entries.get(name)?.served
   const { accepted, refused, undo } = admitChanges(claims, changed, removed, lastGood)
-  const { all, other } = changes
   const plan = planReload({ accepted, removed, lastGood, served, all, other })
   // Any tenant that would stay served; a refusal here leaves everything as it was.
   if (plan.left <= 0) {
