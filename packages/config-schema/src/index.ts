@@ -44,13 +44,16 @@ export {
   parseYamlDocuments,
 } from './parse-cache.js'
 export type { ParsedDocument, YamlParseCache } from './parse-cache.js'
-export {
-  LOG_LEVELS,
-  MAX_WORKERS,
-  parseSettings,
-  SETTING_NAMES,
-  SettingsSchema,
-} from './settings.js'
-export type { LogLevel, SettingName, Settings, SettingsMode } from './settings.js'
+export { MAX_WORKERS, parseSettings } from './settings.js'
+export { LOG_LEVELS, SETTING_NAMES, SETTINGS, SettingsSchema } from './settings-table.js'
+export type {
+  LogLevel,
+  NormalizeContext,
+  SettingDefinition,
+  SettingDoc,
+  SettingName,
+  Settings,
+  SettingsMode,
+} from './settings-table.js'
 export { tenantResourceJsonSchema } from './json-schema.js'
 export { normaliseHost } from './host.js'
