@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { parseSettings } from './settings.js'
 import { SETTING_NAMES, SETTINGS, SettingsSchema } from './settings-table.js'
-import type { SettingsMode } from './settings-table.js'
+import type { SettingsMode } from './setting-definition.js'
 
 const ROWS = Object.entries(SETTINGS)
 const MODES: SettingsMode[] = ['start', 'dev']

@@ -9,6 +9,7 @@
  */
 import { availableParallelism } from 'node:os'
 import * as z from 'zod'
+import { byMode, setting } from './setting-definition.js'
 import {
   adminPort,
   adminToken,
@@ -25,69 +26,11 @@ import {
   workerCount,
 } from './internal/setting-values.js'
 
-/** `tessera dev` (local, relaxed defaults) or `tessera start` (production). */
-export type SettingsMode = 'dev' | 'start'
-
 /** Log levels, most to least severe; `silent` logs nothing. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
 /** One of {@link LOG_LEVELS}. */
 export type LogLevel = (typeof LOG_LEVELS)[number]
-
-/** What a setting's `normalize` knows besides its own parsed value. */
-export interface NormalizeContext {
-  mode: SettingsMode
-  /** TOKEN_EXPIRATION_IN_HOURS, parsed: JWKS_GRACE_HOURS defaults to twice it. */
-  tokenExpirationHours: number
-}
-
-/** A setting's row in the settings tables of the docs. */
-export interface SettingDoc {
-  /**
-   * The default column, for a default the schema does not hold (one that depends on the mode or
-   * on another setting). Without it, the column is the schema's default in backquotes, or `—`.
-   */
-  default?: string
-  /** The meaning column of docs/settings.md, in Markdown. */
-  meaning: string
-  /** A shorter flag that sets it too, shown after the variable (`--config`). */
-  flag?: string
-}
-
-/** One setting of {@link SETTINGS}. */
-export interface SettingDefinition<
-  Env extends string = string,
-  Schema extends z.ZodType<unknown, string | undefined> = z.ZodType<unknown, string | undefined>,
-  Value = unknown,
-> {
-  /** The environment variable, and (lower-cased, `_` as `-`) its flag. */
-  env: Env
-  /** Reads the variable's text; unset and empty are both `undefined`. */
-  schema: Schema
-  doc: SettingDoc
-  /** Turns the parsed value into the setting: the defaults of the mode, a derived default. */
-  normalize(value: z.output<Schema>, context: NormalizeContext): Value
-}
-
-function setting<
-  const Env extends string,
-  Schema extends z.ZodType<unknown, string | undefined>,
-  Value = z.output<Schema>,
->(definition: {
-  env: Env
-  schema: Schema
-  doc: SettingDoc
-  normalize?: (value: z.output<Schema>, context: NormalizeContext) => Value
-}): SettingDefinition<Env, Schema, Value> {
-  const identity = (value: z.output<Schema>) => value as Value
-  return { ...definition, normalize: definition.normalize ?? identity }
-}
-
-/** `dev`'s value in `dev`, `start`'s otherwise. */
-const byMode =
-  <Value>(values: Record<SettingsMode, Value>) =>
-  (value: Value | undefined, { mode }: NormalizeContext): Value =>
-    value ?? values[mode]
 
 /**
  * Every setting, keyed by its property in {@link Settings}, in the order of docs/settings.md.

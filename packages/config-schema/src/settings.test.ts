@@ -4,7 +4,8 @@ import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { ConfigError, formatConfigIssue } from './model.js'
 import { MAX_WORKERS, parseSettings, SERVICE_ACCOUNT_NAMESPACE_FILE } from './settings.js'
 import { SETTING_NAMES, SettingsSchema } from './settings-table.js'
-import type { Settings, SettingsMode } from './settings-table.js'
+import type { SettingsMode } from './setting-definition.js'
+import type { Settings } from './settings-table.js'
 
 // The service-account namespace file exists only in a pod: each test says whether it does, so
 // that the defaults do not depend on where the tests run.

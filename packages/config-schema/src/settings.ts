@@ -9,13 +9,8 @@ import { errorMap, flattenIssues } from './internal/issues.js'
 import { checkSettingRules } from './internal/setting-rules.js'
 import type { SettingProblem } from './internal/setting-rules.js'
 import { SETTING_NAMES, SETTINGS, SettingsSchema } from './settings-table.js'
-import type {
-  SettingDefinition,
-  SettingName,
-  Settings,
-  SettingsMode,
-  WrittenSettings,
-} from './settings-table.js'
+import type { SettingDefinition, SettingsMode } from './setting-definition.js'
+import type { SettingName, Settings, WrittenSettings } from './settings-table.js'
 import { ConfigError } from './model.js'
 
 export { MAX_WORKERS, SERVICE_ACCOUNT_NAMESPACE_FILE } from './internal/setting-values.js'

@@ -3,7 +3,8 @@
  *
  * @module
  */
-import type { SettingName, SettingsMode, WrittenSettings } from '../settings-table.js'
+import type { SettingsMode } from '../setting-definition.js'
+import type { SettingName, WrittenSettings } from '../settings-table.js'
 
 /** A refused setting, before it is given the `environment` file of a settings issue. */
 export interface SettingProblem {
