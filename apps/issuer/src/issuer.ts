@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto'
 import { ConfigError } from '@tessera/config-schema'
 import type { ConfigIssue, Settings, Tenant } from '@tessera/config-schema'
 import type { Clock, UserAuthenticator } from '@tessera/grants'
-import { MIN_SECRET_LENGTH } from '@tessera/keys'
 import { openStore } from '@tessera/store'
 import type { Store } from '@tessera/store'
 import type Koa from 'koa'
@@ -112,7 +111,6 @@ export interface Issuer {
 export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
   const { settings, logger } = options
   const clock = options.clock ?? Date.now
-  checkSettings(settings)
   let opening: Promise<Store> | undefined
   let opened: Store | undefined
   const openStoreOnce = (): Promise<Store> =>
@@ -382,27 +380,4 @@ async function createTenantSource(
             openParseCache((await openStoreOnce()).parsedConfig, secret, clock()),
         }),
   })
-}
-
-/**
- * Settings the issuer cannot honour are refused rather than ignored: a short
- * KEY_ENCRYPTION_SECRET would make weak encryption look strong (the key is derived with HKDF,
- * which needs a random secret, not a password).
- *
- * @throws ConfigError listing each refused setting as `environment: NAME: problem`
- */
-export function checkSettings(settings: Settings): void {
-  const issues = []
-  if (
-    settings.keyEncryptionSecret !== undefined &&
-    settings.keyEncryptionSecret.length < MIN_SECRET_LENGTH
-  ) {
-    issues.push({
-      file: 'environment',
-      line: 0,
-      path: 'KEY_ENCRYPTION_SECRET',
-      message: `must be at least ${MIN_SECRET_LENGTH} characters`,
-    })
-  }
-  if (issues.length > 0) throw new ConfigError(issues)
 }

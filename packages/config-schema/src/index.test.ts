@@ -26,6 +26,7 @@ describe('@tessera/config-schema', () => {
       'JWT_ALGORITHMS',
       'LOG_LEVELS',
       'MAX_WORKERS',
+      'SETTINGS',
       'SETTING_NAMES',
       'SettingsSchema',
       'TOKEN_ENDPOINT_AUTH_METHODS',

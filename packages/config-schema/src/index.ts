@@ -2,6 +2,10 @@
  * @tessera/config-schema: the tenant configuration (zod schemas, YAML loading, the rules across
  * tenants) and the issuer's settings. Everything downstream sees the normalised {@link Tenant}.
  *
+ * Two parse entry points: {@link parseConfig} (tenant documents in, tenants or every issue out)
+ * and {@link parseSettings} (environment variables in, settings out, or a `ConfigError` listing
+ * every bad variable). {@link loadConfig} reads tenant YAML and applies the same checks.
+ *
  * @module
  */
 export {
@@ -44,13 +48,14 @@ export {
   parseYamlDocuments,
 } from './parse-cache.js'
 export type { ParsedDocument, YamlParseCache } from './parse-cache.js'
-export {
-  LOG_LEVELS,
-  MAX_WORKERS,
-  parseSettings,
-  SETTING_NAMES,
-  SettingsSchema,
-} from './settings.js'
-export type { LogLevel, SettingName, Settings, SettingsMode } from './settings.js'
+export { MAX_WORKERS, parseSettings } from './settings.js'
+export { LOG_LEVELS, SETTING_NAMES, SETTINGS, SettingsSchema } from './settings-table.js'
+export type { LogLevel, SettingName, Settings } from './settings-table.js'
+export type {
+  NormalizeContext,
+  SettingDefinition,
+  SettingDoc,
+  SettingsMode,
+} from './setting-definition.js'
 export { tenantResourceJsonSchema } from './json-schema.js'
 export { normaliseHost } from './host.js'

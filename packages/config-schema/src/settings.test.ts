@@ -2,14 +2,10 @@ import type * as NodeFs from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { ConfigError, formatConfigIssue } from './model.js'
-import {
-  MAX_WORKERS,
-  parseSettings,
-  SERVICE_ACCOUNT_NAMESPACE_FILE,
-  SETTING_NAMES,
-  SettingsSchema,
-} from './settings.js'
-import type { Settings, SettingsMode } from './settings.js'
+import { MAX_WORKERS, parseSettings, SERVICE_ACCOUNT_NAMESPACE_FILE } from './settings.js'
+import { SETTING_NAMES, SettingsSchema } from './settings-table.js'
+import type { SettingsMode } from './setting-definition.js'
+import type { Settings } from './settings-table.js'
 
 // The service-account namespace file exists only in a pod: each test says whether it does, so
 // that the defaults do not depend on where the tests run.
@@ -300,6 +296,19 @@ describe('parseSettings', () => {
     expect(String(error.stack)).not.toContain(secret)
   })
 
+  it('refuses a KEY_ENCRYPTION_SECRET of 31 characters along with the other problems, without showing it', () => {
+    const secret = 'k'.repeat(31)
+    const found = issues({ KEY_ENCRYPTION_SECRET: secret, PORT: 'http' })
+    expect(found).toEqual([
+      'environment: PORT: must be an integer between 0 and 65535',
+      'environment: KEY_ENCRYPTION_SECRET: must be at least 32 characters',
+    ])
+    expect(found.join('\n')).not.toContain(secret)
+    expect(
+      parseSettings({ KEY_ENCRYPTION_SECRET: 'k'.repeat(32) }, 'start').keyEncryptionSecret,
+    ).toBe('k'.repeat(32))
+  })
+
   it.each([
     ['TOKEN_EXPIRATION_IN_HOURS', '0', 'must be a positive number'],
     ['TOKEN_EXPIRATION_IN_HOURS', '-1', 'must be a positive number'],
@@ -348,6 +357,7 @@ describe('parseSettings', () => {
     ['ADMIN_PORT', '65536', 'must be off or an integer between 0 and 65535'],
     ['ADMIN_PORT', 'none', 'must be off or an integer between 0 and 65535'],
     ['ADMIN_PORT', '-1', 'must be off or an integer between 0 and 65535'],
+    ['KEY_ENCRYPTION_SECRET', 'k'.repeat(31), 'must be at least 32 characters'],
     ['ADMIN_TOKEN', 'short-admin-token', 'must be at least 32 characters'],
     ['ADMIN_TOKEN', 'a'.repeat(31), 'must be at least 32 characters'],
     ['ADMIN_TOKEN', `${'a'.repeat(32)}\n`, ADMIN_TOKEN_MESSAGE],

@@ -8,7 +8,6 @@ import {
 } from '@tessera/config-schema'
 import type { ConfigIssue, Settings, SettingsMode, Tenant } from '@tessera/config-schema'
 import { keepsRs256Key } from '../id-token-keys.js'
-import { checkSettings } from '../issuer.js'
 import { keyEncryptionIssue } from '../key-encryption.js'
 import { loadProviders, ProviderError } from '../providers.js'
 import { assertConfigExists } from './config-directory.js'
@@ -43,12 +42,6 @@ export async function findConfigProblems(
   const notes: string[] = []
   const { settings, refused } = readSettings(vars, mode, problems)
   if (settings === undefined) return { problems, settings, tenants: [], notes }
-  try {
-    checkSettings(settings)
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error
-    problems.push(...error.issues.map(formatConfigIssue))
-  }
   if (SOURCE_SETTINGS.some((name) => refused.has(name))) {
     return { problems, settings, tenants: [], notes }
   }
@@ -90,10 +83,14 @@ export async function findConfigProblems(
     if (!(error instanceof ProviderError)) throw error
     problems.push(...error.message.split('\n'))
   }
-  const unsealed = keyEncryptionIssue(tenants, settings.keyEncryptionSecret, mode)
+  // A refused KEY_ENCRYPTION_SECRET is reported once, as a setting: it is not also "not set".
+  const keyEncryptionSecret = refused.has('KEY_ENCRYPTION_SECRET')
+    ? vars.KEY_ENCRYPTION_SECRET
+    : settings.keyEncryptionSecret
+  const unsealed = keyEncryptionIssue(tenants, keyEncryptionSecret, mode)
   if (unsealed !== undefined) problems.push(formatConfigIssue(unsealed))
   // start refuses them (above); dev serves them with a warning, and --dev notes it.
-  if (mode === 'dev' && settings.keyEncryptionSecret === undefined && tenants.some(keepsRs256Key)) {
+  if (mode === 'dev' && keyEncryptionSecret === undefined && tenants.some(keepsRs256Key)) {
     notes.push('KEY_ENCRYPTION_SECRET is not set: RS256 private keys would be stored unencrypted')
   }
   return { problems, settings, tenants: complete ? tenants : [], notes }

@@ -3,7 +3,6 @@ import { parseSettings } from '@tessera/config-schema'
 import type { Settings, Tenant } from '@tessera/config-schema'
 import { openStore } from '@tessera/store'
 import type { Store } from '@tessera/store'
-import { checkSettings } from '../issuer.js'
 import {
   findTenant,
   KEY_PROPAGATION_SECONDS,
@@ -99,7 +98,6 @@ async function run(args: string[]): Promise<number> {
   const vars: Record<string, string | undefined> = { ...process.env, ...flagSettings }
   const mode = flags.dev === true ? 'dev' : 'start'
   const settings = parseSettings(vars, mode)
-  checkSettings(settings)
   assertConfigExists(settings, vars, mode, where)
   // The tenants are read for their names and algorithms only. These commands sign nothing, so a
   // missing JWT_SECRET is no reason to refuse; a throwaway value lets HS256 tenants load.
