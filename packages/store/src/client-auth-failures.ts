@@ -7,42 +7,13 @@ import type {
 } from '@tessera/grants'
 import type Database from 'better-sqlite3'
 import type { QueryResult, QueryResultRow } from 'pg'
-import { checkText, checkTime } from './internal/checks.js'
 import { parseWindow } from './internal/rows.js'
 import { settle } from './internal/settle.js'
 
 /**
- * The FailureCounter adapters (failed client authentications) of the three stores. Keys are the
- * grants' hashes, so each is a short ASCII string; every adapter refuses the same misuse.
+ * The FailureCounter adapters (failed client authentications) of the three stores. Their
+ * arguments are checked by `checkedStore`, around every adapter.
  */
-
-function checkKeys(method: string, given: readonly string[]): void {
-  if (!Array.isArray(given) || given.length === 0) {
-    throw new TypeError(`${method}: keys must be a non-empty array`)
-  }
-  // Array.isArray narrows to any[]; the elements are checked one by one below.
-  const keys: readonly string[] = given
-  for (const key of keys) checkText(method, 'key', key)
-  if (new Set(keys).size !== keys.length) throw new TypeError(`${method}: keys must be distinct`)
-}
-
-function checkRecord(given: readonly FailureLimit[], window: ThrottleWindow): void {
-  checkTime('recordFailure', 'now', window.now)
-  if (!(Number.isSafeInteger(window.windowMs) && window.windowMs > 0)) {
-    throw new TypeError('recordFailure: windowMs must be a positive integer number of milliseconds')
-  }
-  if (!Array.isArray(given)) throw new TypeError('recordFailure: keys must be a non-empty array')
-  const keys: readonly FailureLimit[] = given
-  checkKeys(
-    'recordFailure',
-    keys.map(({ key }) => key),
-  )
-  for (const { limit } of keys) {
-    if (!(Number.isSafeInteger(limit) && limit > 0)) {
-      throw new TypeError('recordFailure: limit must be a positive integer')
-    }
-  }
-}
 
 /** The first key whose open window already holds its limit, as a refusal. */
 function full(
@@ -84,15 +55,12 @@ export function createMemoryFailureCounter(use: () => void): SweptFailureCounter
     failures(keys, now) {
       return settle(() => {
         use()
-        checkKeys('failures', keys)
-        checkTime('failures', 'now', now)
         return read(keys, now)
       })
     },
     recordFailure(keys, window) {
       return settle(() => {
         use()
-        checkRecord(keys, window)
         const { now, windowMs } = window
         // Ended windows go as failures come in, so that guessed client ids do not pile up.
         sweep(now)
@@ -156,15 +124,12 @@ export function createSqliteFailureCounter(
     failures(keys, now) {
       return settle(() => {
         use()
-        checkKeys('failures', keys)
-        checkTime('failures', 'now', now)
         return read(keys, now)
       })
     },
     recordFailure(keys, window) {
       return settle(() => {
         use()
-        checkRecord(keys, window)
         return record.immediate(keys, window)
       })
     },
@@ -224,15 +189,12 @@ export function createPostgresFailureCounter(pg: PgRunner): FailureCounter {
   return {
     failures(keys, now) {
       return pg.run('failures', async (sql) => {
-        checkKeys('failures', keys)
-        checkTime('failures', 'now', now)
         const open = windowsByKey((await sql(PG_FAILURES, [keys, now])).rows)
         return keys.map((key) => open.get(key))
       })
     },
     recordFailure(keys, window) {
       return pg.run('recordFailure', async () => {
-        checkRecord(keys, window)
         const { now, windowMs } = window
         const names = keys.map(({ key }) => key)
         return pg

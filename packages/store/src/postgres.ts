@@ -31,6 +31,7 @@ import {
   parsedConfigToAdd,
   parsedConfigToKeep,
 } from './internal/checks.js'
+import { checkedStore } from './internal/checked-store.js'
 import { codesToKeep } from './internal/code-bound.js'
 import { CODE_RETENTION_MS, rotationStep } from './internal/lifecycle.js'
 import {
@@ -139,7 +140,7 @@ export async function openPostgresStore(
     await pool.end().catch(() => undefined)
     throw openError(target, cause)
   }
-  return createPostgresStore(pool, target)
+  return checkedStore(createPostgresStore(pool, target))
 }
 
 const KEY_COLUMNS =

@@ -37,6 +37,7 @@ import {
   parsedConfigToAdd,
   parsedConfigToKeep,
 } from './internal/checks.js'
+import { checkedStore } from './internal/checked-store.js'
 import { codesToKeep } from './internal/code-bound.js'
 import { CODE_RETENTION_MS, rotationStep } from './internal/lifecycle.js'
 import { settle } from './internal/settle.js'
@@ -92,7 +93,7 @@ export async function openSqliteStore(path: string): Promise<Store> {
       throw new StoreError('ERR_STORE_OPEN', `cannot create the SQLite database ${file}`, { cause })
     }
   }
-  return createSqliteStore(openDatabase(file), file)
+  return checkedStore(createSqliteStore(openDatabase(file), file))
 }
 
 /**

@@ -3,7 +3,7 @@ import type { TenantAlgorithmRecord, TenantAlgorithmStore } from '@tessera/keys'
 import type { QueryResult, QueryResultRow } from 'pg'
 import * as z from 'zod'
 import { StoreError } from '../errors.js'
-import { checkTenantNames } from './checks.js'
+import { checkTenantAlgorithm, checkTenantNames } from './checks.js'
 import { settle } from './settle.js'
 
 const RowSchema = z.object({
@@ -29,18 +29,6 @@ function parseRow(row: unknown): TenantAlgorithmRecord {
   return { tenant, algorithm, since, hs256Before: hs256_before === 1 }
 }
 
-function checkRecord(method: string, record: TenantAlgorithmRecord): void {
-  const ok =
-    typeof record === 'object' &&
-    record !== null &&
-    typeof record.tenant === 'string' &&
-    record.tenant !== '' &&
-    (record.algorithm === 'HS256' || record.algorithm === 'RS256') &&
-    Number.isSafeInteger(record.since) &&
-    typeof record.hs256Before === 'boolean'
-  if (!ok) throw new TypeError(`${method}: not a tenant algorithm record`)
-}
-
 function same(a: TenantAlgorithmRecord, b: TenantAlgorithmRecord): boolean {
   return a.algorithm === b.algorithm && a.since === b.since && a.hs256Before === b.hs256Before
 }
@@ -55,7 +43,6 @@ export function createMemoryTenantAlgorithms(open: () => void): {
     listTenantAlgorithms(tenants) {
       return settle(() => {
         open()
-        checkTenantNames('listTenantAlgorithms', tenants)
         return tenants.flatMap((t) => {
           const record = records.get(t)
           return record === undefined ? [] : [{ ...record }]
@@ -65,7 +52,6 @@ export function createMemoryTenantAlgorithms(open: () => void): {
     insertTenantAlgorithmIfAbsent(record) {
       return settle(() => {
         open()
-        checkRecord('insertTenantAlgorithmIfAbsent', record)
         if (records.has(record.tenant)) return false
         records.set(record.tenant, { ...record })
         return true
@@ -74,8 +60,6 @@ export function createMemoryTenantAlgorithms(open: () => void): {
     replaceTenantAlgorithm(expected, next) {
       return settle(() => {
         open()
-        checkRecord('replaceTenantAlgorithm', expected)
-        checkRecord('replaceTenantAlgorithm', next)
         const stored = records.get(expected.tenant)
         if (stored === undefined || !same(stored, expected)) return false
         records.set(expected.tenant, { ...next, tenant: expected.tenant })
@@ -113,7 +97,7 @@ export function createSqliteTenantAlgorithms(
     insertTenantAlgorithmIfAbsent(record) {
       return settle(() => {
         use()
-        checkRecord('insertTenantAlgorithmIfAbsent', record)
+        checkTenantAlgorithm('insertTenantAlgorithmIfAbsent', record)
         const { tenant, algorithm, since, hs256Before } = record
         const { changes } = insert.run(tenant, algorithm, since, hs256Before ? 1 : 0)
         wrote()
@@ -123,8 +107,8 @@ export function createSqliteTenantAlgorithms(
     replaceTenantAlgorithm(expected, next) {
       return settle(() => {
         use()
-        checkRecord('replaceTenantAlgorithm', expected)
-        checkRecord('replaceTenantAlgorithm', next)
+        checkTenantAlgorithm('replaceTenantAlgorithm', expected)
+        checkTenantAlgorithm('replaceTenantAlgorithm', next)
         const { changes } = replace.run(
           next.algorithm,
           next.since,
@@ -163,7 +147,7 @@ export function createPostgresTenantAlgorithms(
     },
     insertTenantAlgorithmIfAbsent(record) {
       return run('insertTenantAlgorithmIfAbsent', async (sql) => {
-        checkRecord('insertTenantAlgorithmIfAbsent', record)
+        checkTenantAlgorithm('insertTenantAlgorithmIfAbsent', record)
         const { rowCount } = await sql(
           `INSERT INTO tenant_algorithms (${COLUMNS}) VALUES ($1, $2, $3, $4)
            ON CONFLICT (tenant) DO NOTHING`,
@@ -174,8 +158,8 @@ export function createPostgresTenantAlgorithms(
     },
     replaceTenantAlgorithm(expected, next) {
       return run('replaceTenantAlgorithm', async (sql) => {
-        checkRecord('replaceTenantAlgorithm', expected)
-        checkRecord('replaceTenantAlgorithm', next)
+        checkTenantAlgorithm('replaceTenantAlgorithm', expected)
+        checkTenantAlgorithm('replaceTenantAlgorithm', next)
         const { rowCount } = await sql(
           `UPDATE tenant_algorithms SET algorithm = $1, since = $2, hs256_before = $3
            WHERE tenant = $4 AND algorithm = $5 AND since = $6 AND hs256_before = $7`,
