@@ -30,6 +30,9 @@ type PortChecks<P> = {
     : never
 }
 
+/** The ports of a store: all of it but its lifecycle. */
+type Ports = Omit<Store, 'ping' | 'close'>
+
 type Method = (...args: unknown[]) => Promise<unknown>
 
 /** `port` with each method of `checks` checking its arguments before the adapter runs. */
@@ -59,6 +62,73 @@ function checkPort<P extends object>(
   return checked as P
 }
 
+/** The checks of every port, by port name. */
+const CHECKS: { [P in keyof Ports]: PortChecks<Ports[P]> } = {
+  keys: {
+    listKeysOfTenants: (tenants) => checkTenantNames('listKeysOfTenants', tenants),
+    keyChangesSince: (cursor) => checkCursor('keyChangesSince', cursor),
+  },
+  algorithms: {
+    listTenantAlgorithms: (tenants) => checkTenantNames('listTenantAlgorithms', tenants),
+    insertTenantAlgorithmIfAbsent: (record) =>
+      checkTenantAlgorithm('insertTenantAlgorithmIfAbsent', record),
+    replaceTenantAlgorithm: (expected, next) => {
+      checkTenantAlgorithm('replaceTenantAlgorithm', expected)
+      checkTenantAlgorithm('replaceTenantAlgorithm', next)
+    },
+  },
+  throttle: {
+    reserveAttempts: (keys, terms) => checkReservation('reserveAttempts', keys, terms),
+    settleAttempts: (settlement, window) => checkSettlement('settleAttempts', settlement, window),
+  },
+  clientAuthFailures: {
+    failures: (keys, now) => {
+      checkFailureKeys('failures', keys)
+      checkTime('failures', 'now', now)
+    },
+    recordFailure: (keys, window) => checkFailureRecord(keys, window),
+  },
+  codes: {
+    saveCode: (code, options) => {
+      checkCode('saveCode', code)
+      codesToKeep(code, options)
+    },
+    redeemCode: (tenant, _codeHash, now, issue) => checkRedeemArgs(tenant, now, issue),
+  },
+  refreshTokens: {
+    rotateRefreshToken: (_tenant, _oldHash, newHash, now) => {
+      checkTime('rotateRefreshToken', 'now', now)
+      checkText('rotateRefreshToken', 'newHash', newHash)
+    },
+    rotateRefreshTokenForClient: (_tenant, _clientId, _oldHash, newHash, now) => {
+      checkTime('rotateRefreshTokenForClient', 'now', now)
+      checkText('rotateRefreshTokenForClient', 'newHash', newHash)
+    },
+    revokeFamily: (_tenant, _familyId, now) => checkTime('revokeFamily', 'now', now),
+    revokeFamiliesByCode: (_tenant, _codeHash, now) =>
+      checkTime('revokeFamiliesByCode', 'now', now),
+  },
+  marks: {
+    mark: (tenant, kind, id, expiresAt, now) => {
+      checkMarkArgs('mark', tenant, kind, id, now)
+      checkTime('mark', 'expiresAt', expiresAt)
+    },
+    isMarked: (tenant, kind, id, now) => checkMarkArgs('isMarked', tenant, kind, id, now),
+  },
+  secrets: { getOrCreateSecret: (name, candidate) => checkSecretArgs(name, candidate) },
+  sessions: {
+    createSession: (session, replaces) => checkSession(session, replaces),
+    endSession: (tenant, sid, now) => checkEndSessionArgs(tenant, sid, now),
+  },
+  expiry: { purgeExpired: (now) => checkTime('purgeExpired', 'now', now) },
+  // The adapter gets the entries and keys as checked: copied (a getter answers once), each
+  // entry's key once, sorted.
+  parsedConfig: {
+    add: (entries, now) => [parsedConfigToAdd(entries, now), now],
+    prune: (keep, before) => [new Set(parsedConfigToKeep(keep, before)), before],
+  },
+}
+
 /**
  * Wraps an adapter so that every port method checks its arguments, the same way for every
  * adapter, before the adapter sees them: a misuse rejects with a TypeError naming the method and
@@ -76,115 +146,20 @@ export function checkedStore(adapter: Store): Store {
     if (closing) await adapter.ping()
     throw error
   }
+  const port = <P extends keyof Ports>(name: P): Ports[P] =>
+    checkPort(adapter[name], CHECKS[name], refuse)
   return {
-    keys: checkPort(
-      adapter.keys,
-      {
-        listKeysOfTenants: (tenants) => checkTenantNames('listKeysOfTenants', tenants),
-        keyChangesSince: (cursor) => checkCursor('keyChangesSince', cursor),
-      },
-      refuse,
-    ),
-    algorithms: checkPort(
-      adapter.algorithms,
-      {
-        listTenantAlgorithms: (tenants) => checkTenantNames('listTenantAlgorithms', tenants),
-        insertTenantAlgorithmIfAbsent: (record) =>
-          checkTenantAlgorithm('insertTenantAlgorithmIfAbsent', record),
-        replaceTenantAlgorithm: (expected, next) => {
-          checkTenantAlgorithm('replaceTenantAlgorithm', expected)
-          checkTenantAlgorithm('replaceTenantAlgorithm', next)
-        },
-      },
-      refuse,
-    ),
-    throttle: checkPort(
-      adapter.throttle,
-      {
-        reserveAttempts: (keys, terms) => checkReservation('reserveAttempts', keys, terms),
-        settleAttempts: (settlement, window) =>
-          checkSettlement('settleAttempts', settlement, window),
-      },
-      refuse,
-    ),
-    clientAuthFailures: checkPort(
-      adapter.clientAuthFailures,
-      {
-        failures: (keys, now) => {
-          checkFailureKeys('failures', keys)
-          checkTime('failures', 'now', now)
-        },
-        recordFailure: (keys, window) => checkFailureRecord(keys, window),
-      },
-      refuse,
-    ),
-    codes: checkPort(
-      adapter.codes,
-      {
-        saveCode: (code, options) => {
-          checkCode('saveCode', code)
-          codesToKeep(code, options)
-        },
-        redeemCode: (tenant, _codeHash, now, issue) => checkRedeemArgs(tenant, now, issue),
-      },
-      refuse,
-    ),
-    refreshTokens: checkPort(
-      adapter.refreshTokens,
-      {
-        rotateRefreshToken: (_tenant, _oldHash, newHash, now) => {
-          checkTime('rotateRefreshToken', 'now', now)
-          checkText('rotateRefreshToken', 'newHash', newHash)
-        },
-        rotateRefreshTokenForClient: (_tenant, _clientId, _oldHash, newHash, now) => {
-          checkTime('rotateRefreshTokenForClient', 'now', now)
-          checkText('rotateRefreshTokenForClient', 'newHash', newHash)
-        },
-        revokeFamily: (_tenant, _familyId, now) => checkTime('revokeFamily', 'now', now),
-        revokeFamiliesByCode: (_tenant, _codeHash, now) =>
-          checkTime('revokeFamiliesByCode', 'now', now),
-      },
-      refuse,
-    ),
-    marks: checkPort(
-      adapter.marks,
-      {
-        mark: (tenant, kind, id, expiresAt, now) => {
-          checkMarkArgs('mark', tenant, kind, id, now)
-          checkTime('mark', 'expiresAt', expiresAt)
-        },
-        isMarked: (tenant, kind, id, now) => checkMarkArgs('isMarked', tenant, kind, id, now),
-      },
-      refuse,
-    ),
-    secrets: checkPort(
-      adapter.secrets,
-      { getOrCreateSecret: (name, candidate) => checkSecretArgs(name, candidate) },
-      refuse,
-    ),
-    sessions: checkPort(
-      adapter.sessions,
-      {
-        createSession: (session, replaces) => checkSession(session, replaces),
-        endSession: (tenant, sid, now) => checkEndSessionArgs(tenant, sid, now),
-      },
-      refuse,
-    ),
-    expiry: checkPort(
-      adapter.expiry,
-      { purgeExpired: (now) => checkTime('purgeExpired', 'now', now) },
-      refuse,
-    ),
-    // The adapter gets the entries and keys as checked: copied (a getter answers once), each
-    // entry's key once, sorted.
-    parsedConfig: checkPort(
-      adapter.parsedConfig,
-      {
-        add: (entries, now) => [parsedConfigToAdd(entries, now), now],
-        prune: (keep, before) => [new Set(parsedConfigToKeep(keep, before)), before],
-      },
-      refuse,
-    ),
+    keys: port('keys'),
+    algorithms: port('algorithms'),
+    throttle: port('throttle'),
+    clientAuthFailures: port('clientAuthFailures'),
+    codes: port('codes'),
+    refreshTokens: port('refreshTokens'),
+    marks: port('marks'),
+    secrets: port('secrets'),
+    sessions: port('sessions'),
+    expiry: port('expiry'),
+    parsedConfig: port('parsedConfig'),
     ping: () => adapter.ping(),
     close: () => {
       closing = true
