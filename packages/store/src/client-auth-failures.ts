@@ -1,46 +1,10 @@
-import type {
-  FailureCounter,
-  FailureLimit,
-  FailureRecord,
-  FailureWindow,
-  ThrottleWindow,
-} from '@tessera/grants'
-import { checkText, checkTime } from './internal/checks.js'
+import type { FailureCounter, FailureLimit, FailureRecord, FailureWindow } from '@tessera/grants'
 import { settle } from './internal/settle.js'
 
 /**
- * The FailureCounter (failed client authentications): the checks and the refusal the three
- * adapters share, and the memory adapter. Keys are the
- * grants' hashes, so each is a short ASCII string; every adapter refuses the same misuse.
+ * The FailureCounter (failed client authentications): the refusal the three adapters share, and
+ * the memory adapter. Their arguments are checked by `checkedStore`, around every adapter.
  */
-
-export function checkKeys(method: string, given: readonly string[]): void {
-  if (!Array.isArray(given) || given.length === 0) {
-    throw new TypeError(`${method}: keys must be a non-empty array`)
-  }
-  // Array.isArray narrows to any[]; the elements are checked one by one below.
-  const keys: readonly string[] = given
-  for (const key of keys) checkText(method, 'key', key)
-  if (new Set(keys).size !== keys.length) throw new TypeError(`${method}: keys must be distinct`)
-}
-
-export function checkRecordArgs(given: readonly FailureLimit[], window: ThrottleWindow): void {
-  checkTime('recordFailure', 'now', window.now)
-  if (!(Number.isSafeInteger(window.windowMs) && window.windowMs > 0)) {
-    throw new TypeError('recordFailure: windowMs must be a positive integer number of milliseconds')
-  }
-  if (!Array.isArray(given)) throw new TypeError('recordFailure: keys must be a non-empty array')
-  const keys: readonly FailureLimit[] = given
-  checkKeys(
-    'recordFailure',
-    keys.map(({ key }) => key),
-  )
-  for (const { limit } of keys) {
-    if (!(Number.isSafeInteger(limit) && limit > 0)) {
-      throw new TypeError('recordFailure: limit must be a positive integer')
-    }
-  }
-}
 
 /** The first key whose open window already holds its limit, as a refusal. */
 export function full(
@@ -82,15 +46,12 @@ export function createMemoryFailureCounter(use: () => void): SweptFailureCounter
     failures(keys, now) {
       return settle(() => {
         use()
-        checkKeys('failures', keys)
-        checkTime('failures', 'now', now)
         return read(keys, now)
       })
     },
     recordFailure(keys, window) {
       return settle(() => {
         use()
-        checkRecordArgs(keys, window)
         const { now, windowMs } = window
         // Ended windows go as failures come in, so that guessed client ids do not pile up.
         sweep(now)

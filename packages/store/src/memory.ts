@@ -17,23 +17,8 @@ import { createMemoryFailureCounter } from './client-auth-failures.js'
 import { StoreError } from './errors.js'
 import type { ParsedConfigStore } from './parsed-config.js'
 import type { Store } from './store.js'
-import {
-  checkCursor,
-  checkTenantNames,
-  checkCode,
-  checkEndSessionArgs,
-  checkMarkArgs,
-  checkRedeemArgs,
-  checkSecretArgs,
-  checkText,
-  checkReservation,
-  checkSession,
-  checkSettlement,
-  checkTime,
-  conflictError,
-  parsedConfigToAdd,
-  parsedConfigToKeep,
-} from './internal/checks.js'
+import { checkedStore } from './internal/checked-store.js'
+import { conflictError } from './internal/checks.js'
 import { codesToDrop, codesToKeep } from './internal/code-bound.js'
 import { CODE_RETENTION_MS, rotationStep } from './internal/lifecycle.js'
 import { settle } from './internal/settle.js'
@@ -166,6 +151,10 @@ class Table<T> {
  * ```
  */
 export function createMemoryStore(): Store {
+  return checkedStore(createMemoryAdapter())
+}
+
+function createMemoryAdapter(): Store {
   const keys = new Map<string, Map<string, StoredKey>>()
   const prunedKids = new Map<string, Set<string>>()
   /** The key change feed: the number of each tenant's last key write, and the last number. */
@@ -265,7 +254,6 @@ export function createMemoryStore(): Store {
     listKeysOfTenants(tenants) {
       return settle(() => {
         open()
-        checkTenantNames('listKeysOfTenants', tenants)
         return [...new Set(tenants)]
           .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
           .flatMap((tenant) =>
@@ -285,7 +273,6 @@ export function createMemoryStore(): Store {
     keyChangesSince(cursor) {
       return settle(() => {
         open()
-        checkCursor('keyChangesSince', cursor)
         const tenants = [...keyChanges].filter(([, seq]) => seq > cursor).map(([name]) => name)
         return { cursor: Math.max(cursor, keySeq), tenants }
       })
@@ -298,7 +285,6 @@ export function createMemoryStore(): Store {
     reserveAttempts(asked, terms) {
       return settle(() => {
         open()
-        checkReservation('reserveAttempts', asked, terms)
         const { now, leaseMs } = terms
         // Ended windows and run-out holds are dropped as attempts come in, so that guessed
         // usernames do not pile up.
@@ -319,7 +305,6 @@ export function createMemoryStore(): Store {
     settleAttempts(settlement, window) {
       return settle(() => {
         open()
-        checkSettlement('settleAttempts', settlement, window)
         const { now, windowMs } = window
         holds.delete(settlement.hold)
         for (const key of settlement.fail) {
@@ -336,7 +321,6 @@ export function createMemoryStore(): Store {
     saveCode(code, options) {
       return settle(() => {
         open()
-        checkCode('saveCode', code)
         const keep = codesToKeep(code, options)
         if (codeRows.has(code.tenant, code.codeHash)) throw conflictError('the authorization code')
         if (keep !== undefined) {
@@ -356,7 +340,6 @@ export function createMemoryStore(): Store {
     redeemCode(tenant, codeHash, now, issue) {
       return settle(() => {
         open()
-        checkRedeemArgs(tenant, now, issue)
         const code = codeRows.get(tenant, codeHash)
         if (code === undefined || code.consumedAt !== undefined || code.expiresAt <= now) {
           return false
@@ -430,16 +413,12 @@ export function createMemoryStore(): Store {
     rotateRefreshToken(tenant, oldHash, newHash, now) {
       return settle(() => {
         open()
-        checkTime('rotateRefreshToken', 'now', now)
-        checkText('rotateRefreshToken', 'newHash', newHash)
         return rotate(tenant, oldHash, newHash, now, undefined)
       })
     },
     rotateRefreshTokenForClient(tenant, clientId, oldHash, newHash, now) {
       return settle(() => {
         open()
-        checkTime('rotateRefreshTokenForClient', 'now', now)
-        checkText('rotateRefreshTokenForClient', 'newHash', newHash)
         return rotate(tenant, oldHash, newHash, now, clientId)
       })
     },
@@ -453,7 +432,6 @@ export function createMemoryStore(): Store {
     revokeFamily(tenant, familyId, now) {
       return settle(() => {
         open()
-        checkTime('revokeFamily', 'now', now)
         const family = familyRows.get(tenant, familyId)
         if (family !== undefined) family.revokedAt ??= now
       })
@@ -461,7 +439,6 @@ export function createMemoryStore(): Store {
     revokeFamiliesByCode(tenant, codeHash, now) {
       return settle(() => {
         open()
-        checkTime('revokeFamiliesByCode', 'now', now)
         for (const family of familyRows.rows(tenant)) {
           if (family.codeHash === codeHash) family.revokedAt ??= now
         }
@@ -473,7 +450,6 @@ export function createMemoryStore(): Store {
     createSession(session, replaces) {
       return settle(() => {
         open()
-        checkSession(session, replaces)
         if (sessionRows.has(session.tenant, session.idHash)) throw conflictError('the session')
         if (replaces !== undefined) {
           const previous = sessionRows.get(session.tenant, replaces)
@@ -492,7 +468,6 @@ export function createMemoryStore(): Store {
     endSession(tenant, sid, now) {
       return settle(() => {
         open()
-        checkEndSessionArgs(tenant, sid, now)
         let ended = false
         for (const session of sessionRows.rows(tenant)) {
           if (session.sid !== sid || session.endedAt !== undefined) continue
@@ -517,8 +492,6 @@ export function createMemoryStore(): Store {
     mark(tenant, kind, id, expiresAt, now) {
       return settle(() => {
         open()
-        checkMarkArgs('mark', tenant, kind, id, now)
-        checkTime('mark', 'expiresAt', expiresAt)
         const key = markKey(kind, id)
         const current = markRows.get(tenant, key)
         if (current !== undefined && current > now) return false
@@ -529,7 +502,6 @@ export function createMemoryStore(): Store {
     isMarked(tenant, kind, id, now) {
       return settle(() => {
         open()
-        checkMarkArgs('isMarked', tenant, kind, id, now)
         const expiresAt = markRows.get(tenant, markKey(kind, id))
         return expiresAt !== undefined && expiresAt > now
       })
@@ -540,7 +512,6 @@ export function createMemoryStore(): Store {
     getOrCreateSecret(name, candidate) {
       return settle(() => {
         open()
-        checkSecretArgs(name, candidate)
         const stored = secretValues.get(name)
         if (stored !== undefined) return stored
         secretValues.set(name, candidate)
@@ -553,7 +524,6 @@ export function createMemoryStore(): Store {
     purgeExpired(now) {
       return settle(() => {
         open()
-        checkTime('purgeExpired', 'now', now)
         let deleted =
           codeRows.deleteWhere((code) => code.expiresAt <= now - CODE_RETENTION_MS) +
           tokenRows.deleteWhere((token, tenant) => {
@@ -593,8 +563,9 @@ export function createMemoryStore(): Store {
     add(entries, now) {
       return settle(() => {
         open()
+        // checkedStore hands over the entries checked, each key once, in order.
         let inserted = 0
-        for (const { key, value } of parsedConfigToAdd(entries, now)) {
+        for (const { key, value } of entries) {
           parsedConfigRows.set(key, { value, storedAt: now })
           inserted++
         }
@@ -604,10 +575,9 @@ export function createMemoryStore(): Store {
     prune(keep, before) {
       return settle(() => {
         open()
-        const kept = new Set(parsedConfigToKeep(keep, before))
         let deleted = 0
         for (const [key, { storedAt }] of parsedConfigRows) {
-          if (storedAt < before && !kept.has(key)) {
+          if (storedAt < before && !keep.has(key)) {
             parsedConfigRows.delete(key)
             deleted++
           }

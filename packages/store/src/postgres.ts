@@ -1,4 +1,5 @@
 import pg from 'pg'
+import { checkedStore } from './internal/checked-store.js'
 import { migratePostgres } from './internal/pg-migrations.js'
 import { openError, parseTarget, PG_TYPES } from './postgres/database.js'
 import { createPostgresStore } from './postgres/store.js'
@@ -80,5 +81,5 @@ export async function openPostgresStore(
     await pool.end().catch(() => undefined)
     throw openError(target, cause)
   }
-  return createPostgresStore(pool, target)
+  return checkedStore(createPostgresStore(pool, target))
 }

@@ -2,6 +2,7 @@ import { chmod, mkdir, open } from 'node:fs/promises'
 import type { FileHandle } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 import { StoreError } from './errors.js'
+import { checkedStore } from './internal/checked-store.js'
 import { openDatabase } from './internal/sqlite-database.js'
 import { createSqliteStore } from './sqlite/store.js'
 import type { Store } from './store.js'
@@ -41,7 +42,7 @@ export async function openSqliteStore(path: string): Promise<Store> {
       throw new StoreError('ERR_STORE_OPEN', `cannot create the SQLite database ${file}`, { cause })
     }
   }
-  return createSqliteStore(openDatabase(file), file)
+  return checkedStore(createSqliteStore(openDatabase(file), file))
 }
 
 /**

@@ -1,7 +1,5 @@
 import type { FailureCounter, FailureRecord, FailureWindow } from '@tessera/grants'
 import type { QueryResultRow } from 'pg'
-import { checkKeys, checkRecordArgs } from '../client-auth-failures.js'
-import { checkTime } from '../internal/checks.js'
 import { parseWindow } from '../internal/tables/windows.js'
 import type { PgRunner } from './runner.js'
 
@@ -46,15 +44,12 @@ export function createPostgresFailureCounter(pg: PgRunner): FailureCounter {
   return {
     failures(keys, now) {
       return pg.run('failures', async (sql) => {
-        checkKeys('failures', keys)
-        checkTime('failures', 'now', now)
         const open = windowsByKey((await sql(PG_FAILURES, [keys, now])).rows)
         return keys.map((key) => open.get(key))
       })
     },
     recordFailure(keys, window) {
       return pg.run('recordFailure', async () => {
-        checkRecordArgs(keys, window)
         const { now, windowMs } = window
         const names = keys.map(({ key }) => key)
         return pg

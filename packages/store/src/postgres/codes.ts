@@ -1,5 +1,4 @@
 import type { AuthorizationCodeStore } from '@tessera/grants'
-import { checkCode, checkRedeemArgs } from '../internal/checks.js'
 import { codesToKeep } from '../internal/code-bound.js'
 import {
   CODE_COLUMN_NAMES,
@@ -62,7 +61,6 @@ export function createPostgresCodes({ run }: PgRunner): AuthorizationCodeStore {
   return {
     saveCode(code, options) {
       return run('saveCode', async (sql) => {
-        checkCode('saveCode', code)
         const keep = codesToKeep(code, options)
         const values = codeValues(code, utf8)
         if (keep === undefined) await sql(INSERT_CODE, values)
@@ -85,7 +83,6 @@ export function createPostgresCodes({ run }: PgRunner): AuthorizationCodeStore {
       // the winner creates the family, in the same statement (REDEEM_CODE), so a failed INSERT
       // also undoes the consumption.
       return run('redeemCode', async (sql) => {
-        checkRedeemArgs(tenant, now, issue)
         if (issue === undefined) {
           return (await sql(CONSUME_CODE, [tenant, codeHash, now])).rowCount === 1
         }

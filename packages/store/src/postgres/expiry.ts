@@ -1,5 +1,4 @@
 import type { ExpiryStore } from '@tessera/grants'
-import { checkTime } from '../internal/checks.js'
 import { CODE_RETENTION_MS } from '../internal/lifecycle.js'
 import { PG_PURGE_CLIENT_AUTH_FAILURES } from './client-auth-failures.js'
 import type { PgRunner } from './runner.js'
@@ -16,7 +15,6 @@ export function createPostgresExpiry({ run, transaction }: PgRunner): ExpiryStor
   return {
     purgeExpired(now) {
       return run('purgeExpired', () => {
-        checkTime('purgeExpired', 'now', now)
         const deletes: [string, number][] = [
           // Sessions first: a logout locks the rows of a sid in the order sessions, codes,
           // families, and a purge that took codes first could cross it.

@@ -1,5 +1,4 @@
 import type { KeyStore, StoredKey } from '@tessera/keys'
-import { checkCursor, checkTenantNames } from '../internal/checks.js'
 import {
   KEY_COLUMN_NAMES,
   KEY_COLUMNS,
@@ -85,7 +84,6 @@ export function createPostgresKeys({ run }: PgRunner): KeyStore {
     },
     listKeysOfTenants(tenants) {
       return run('listKeysOfTenants', async (sql) => {
-        checkTenantNames('listKeysOfTenants', tenants)
         const { rows } = await sql(
           `SELECT ${KEY_COLUMNS} FROM keys WHERE tenant = ANY($1::text[])
            ORDER BY tenant, created_at, kid`,
@@ -102,7 +100,6 @@ export function createPostgresKeys({ run }: PgRunner): KeyStore {
     },
     keyChangesSince(cursor) {
       return run('keyChangesSince', async (sql) => {
-        checkCursor('keyChangesSince', cursor)
         const { rows } = await sql('SELECT tenant, seq FROM key_changes WHERE seq > $1', [cursor])
         return keyChangesOf(cursor, rows)
       })

@@ -1,5 +1,4 @@
 import type { MarkStore } from '@tessera/grants'
-import { checkMarkArgs, checkTime } from '../internal/checks.js'
 import { utf8, type PgRunner } from './runner.js'
 
 /** The mark store over the PostgreSQL `marks` table; a mark's id, a client's, is BYTEA. */
@@ -11,8 +10,6 @@ export function createPostgresMarks({ run }: PgRunner): MarkStore {
       // uncommitted insert of it); each one after the first re-checks the DO UPDATE's WHERE on
       // the committed row, finds it live, and changes nothing.
       return run('mark', async (sql) => {
-        checkMarkArgs('mark', tenant, kind, id, now)
-        checkTime('mark', 'expiresAt', expiresAt)
         const { rowCount } = await sql(
           `INSERT INTO marks (tenant, kind, id, expires_at) VALUES ($1, $2, $3, $4)
            ON CONFLICT (tenant, kind, id) DO UPDATE SET expires_at = EXCLUDED.expires_at
@@ -24,7 +21,6 @@ export function createPostgresMarks({ run }: PgRunner): MarkStore {
     },
     isMarked(tenant, kind, id, now) {
       return run('isMarked', async (sql) => {
-        checkMarkArgs('isMarked', tenant, kind, id, now)
         const { rowCount } = await sql(
           `SELECT 1 FROM marks
            WHERE tenant = $1 AND kind = $2 AND id = $3 AND expires_at > $4`,

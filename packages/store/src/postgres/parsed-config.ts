@@ -1,4 +1,3 @@
-import { parsedConfigToAdd, parsedConfigToKeep } from '../internal/checks.js'
 import { parseParsedConfigRow } from '../internal/tables/parsed-config.js'
 import type { ParsedConfigStore } from '../parsed-config.js'
 import type { PgRunner } from './runner.js'
@@ -27,11 +26,11 @@ export function createPostgresParsedConfig({ run }: PgRunner): ParsedConfigStore
     },
     add(entries, now) {
       return run('parsedConfig.add', async (sql) => {
-        const toAdd = parsedConfigToAdd(entries, now)
-        if (toAdd.length === 0) return 0
+        // checkedStore hands over the entries checked, each key once, in order.
+        if (entries.length === 0) return 0
         const { rowCount } = await sql(ADD_PARSED_CONFIG, [
-          toAdd.map(({ key }) => key),
-          toAdd.map(({ value }) => value),
+          entries.map(({ key }) => key),
+          entries.map(({ value }) => value),
           now,
         ])
         return rowCount ?? 0
@@ -39,10 +38,9 @@ export function createPostgresParsedConfig({ run }: PgRunner): ParsedConfigStore
     },
     prune(keep, before) {
       return run('parsedConfig.prune', async (sql) => {
-        const kept = parsedConfigToKeep(keep, before)
         const { rowCount } = await sql(
           `DELETE FROM parsed_config WHERE stored_at < $1 AND "key" <> ALL($2::text[])`,
-          [before, kept],
+          [before, [...keep]],
         )
         return rowCount ?? 0
       })

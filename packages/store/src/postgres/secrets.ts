@@ -1,5 +1,4 @@
 import type { SecretStore } from '@tessera/grants'
-import { checkSecretArgs } from '../internal/checks.js'
 import { parseSecretRow } from '../internal/tables/secrets.js'
 import type { PgRunner } from './runner.js'
 
@@ -8,7 +7,6 @@ export function createPostgresSecrets({ run }: PgRunner): SecretStore {
   return {
     getOrCreateSecret(name, candidate) {
       return run('getOrCreateSecret', async (sql) => {
-        checkSecretArgs(name, candidate)
         const inserted = await sql(
           `INSERT INTO secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING
            RETURNING value`,

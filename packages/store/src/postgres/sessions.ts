@@ -1,5 +1,4 @@
 import type { SessionStore } from '@tessera/grants'
-import { checkEndSessionArgs, checkSession } from '../internal/checks.js'
 import {
   parseSessionEnd,
   parseSessionRow,
@@ -50,7 +49,6 @@ export function createPostgresSessions({ run, transaction }: PgRunner): SessionS
   return {
     createSession(session, replaces) {
       return run('createSession', async (sql) => {
-        checkSession(session, replaces)
         await sql(CREATE_SESSION, [...sessionValues(session), replaces ?? null])
       })
     },
@@ -65,7 +63,6 @@ export function createPostgresSessions({ run, transaction }: PgRunner): SessionS
     },
     endSession(tenant, sid, now) {
       return run('endSession', async () => {
-        checkEndSessionArgs(tenant, sid, now)
         return transaction('endSession', async (tx) => {
           const args = [tenant, sid, now]
           const { rows } = await tx(END_SID_SESSIONS, args)

@@ -1,12 +1,10 @@
 import type { TenantAlgorithmStore } from '@tessera/keys'
-import { checkTenantNames } from '../internal/checks.js'
 import {
   parseTenantAlgorithmRow,
   TENANT_ALGORITHM_COLUMN_NAMES,
   TENANT_ALGORITHM_COLUMNS,
   tenantAlgorithmValues,
 } from '../internal/tables/tenant-algorithms.js'
-import { checkRecord } from '../internal/tenant-algorithms.js'
 import { placeholders, type PgRunner } from './runner.js'
 
 /** The port over the PostgreSQL `tenant_algorithms` table. */
@@ -14,7 +12,6 @@ export function createPostgresTenantAlgorithms({ run }: PgRunner): TenantAlgorit
   return {
     listTenantAlgorithms(tenants) {
       return run('listTenantAlgorithms', async (sql) => {
-        checkTenantNames('listTenantAlgorithms', tenants)
         const { rows } = await sql(
           `SELECT ${TENANT_ALGORITHM_COLUMNS} FROM tenant_algorithms WHERE tenant = ANY($1::text[])`,
           [tenants],
@@ -24,7 +21,6 @@ export function createPostgresTenantAlgorithms({ run }: PgRunner): TenantAlgorit
     },
     insertTenantAlgorithmIfAbsent(record) {
       return run('insertTenantAlgorithmIfAbsent', async (sql) => {
-        checkRecord('insertTenantAlgorithmIfAbsent', record)
         const { rowCount } = await sql(
           `INSERT INTO tenant_algorithms (${TENANT_ALGORITHM_COLUMNS}) VALUES (${placeholders(TENANT_ALGORITHM_COLUMN_NAMES)})
            ON CONFLICT (tenant) DO NOTHING`,
@@ -35,8 +31,6 @@ export function createPostgresTenantAlgorithms({ run }: PgRunner): TenantAlgorit
     },
     replaceTenantAlgorithm(expected, next) {
       return run('replaceTenantAlgorithm', async (sql) => {
-        checkRecord('replaceTenantAlgorithm', expected)
-        checkRecord('replaceTenantAlgorithm', next)
         const { rowCount } = await sql(
           `UPDATE tenant_algorithms SET algorithm = $1, since = $2, hs256_before = $3
            WHERE tenant = $4 AND algorithm = $5 AND since = $6 AND hs256_before = $7`,

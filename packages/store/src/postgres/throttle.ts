@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto'
 import type { Reservation, ThrottleLimit, ThrottleStore } from '@tessera/grants'
-import { checkReservation, checkSettlement } from '../internal/checks.js'
 import { parseWindow } from '../internal/tables/windows.js'
 import { decideReservation } from '../internal/throttle.js'
 import type { PgRunner } from './runner.js'
@@ -69,7 +68,6 @@ export function createPostgresThrottle({ run, transaction }: PgRunner): Throttle
   return {
     reserveAttempts(asked: readonly ThrottleLimit[], terms): Promise<Reservation> {
       return run('reserveAttempts', async () => {
-        checkReservation('reserveAttempts', asked, terms)
         const { now, leaseMs } = terms
         const keys = asked.map(({ key }) => Buffer.from(key, 'utf8'))
         const locks = [...new Set(keys.map(lockHash))].sort((a, b) => a - b)
@@ -95,7 +93,6 @@ export function createPostgresThrottle({ run, transaction }: PgRunner): Throttle
     },
     settleAttempts(settlement, window) {
       return run('settleAttempts', async () => {
-        checkSettlement('settleAttempts', settlement, window)
         const { now, windowMs } = window
         const fail = settlement.fail.map((key) => Buffer.from(key, 'utf8')).sort(byBytes)
         const clear = settlement.clear.map((key) => Buffer.from(key, 'utf8')).sort(byBytes)

@@ -1,11 +1,5 @@
 import type { FailureLimit, FailureRecord, FailureWindow, ThrottleWindow } from '@tessera/grants'
-import {
-  checkKeys,
-  checkRecordArgs,
-  full,
-  type SweptFailureCounter,
-} from '../client-auth-failures.js'
-import { checkTime } from '../internal/checks.js'
+import { full, type SweptFailureCounter } from '../client-auth-failures.js'
 import { settle } from '../internal/settle.js'
 import { parseWindow } from '../internal/tables/windows.js'
 import type { SqliteContext } from './context.js'
@@ -48,15 +42,12 @@ export function createSqliteFailureCounter({ db, use }: SqliteContext): SweptFai
     failures(keys, now) {
       return settle(() => {
         use()
-        checkKeys('failures', keys)
-        checkTime('failures', 'now', now)
         return read(keys, now)
       })
     },
     recordFailure(keys, window) {
       return settle(() => {
         use()
-        checkRecordArgs(keys, window)
         return record.immediate(keys, window)
       })
     },

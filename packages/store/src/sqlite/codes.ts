@@ -1,5 +1,4 @@
 import type { AuthorizationCodeStore, FamilyIssue } from '@tessera/grants'
-import { checkCode, checkRedeemArgs } from '../internal/checks.js'
 import { codesToKeep } from '../internal/code-bound.js'
 import { settle } from '../internal/settle.js'
 import {
@@ -65,7 +64,6 @@ export function createSqliteCodes(
     saveCode(code, options) {
       return settle(() => {
         use()
-        checkCode('saveCode', code)
         const keep = codesToKeep(code, options)
         const insert = (): void =>
           insertOnce('the authorization code', () => insertCode.run(codeValues(code, asText)))
@@ -90,7 +88,6 @@ export function createSqliteCodes(
     redeemCode(tenant, codeHash, now, issue) {
       return settle(() => {
         use()
-        checkRedeemArgs(tenant, now, issue)
         const redeemed = redeem.immediate(tenant, codeHash, now, issue)
         wrote()
         return redeemed

@@ -1,6 +1,5 @@
 import type { ExpiryStore } from '@tessera/grants'
 import type { SweptFailureCounter } from '../client-auth-failures.js'
-import { checkTime } from '../internal/checks.js'
 import { CODE_RETENTION_MS } from '../internal/lifecycle.js'
 import { settle } from '../internal/settle.js'
 import type { SqliteContext } from './context.js'
@@ -42,7 +41,6 @@ export function createSqliteExpiry(
     purgeExpired(now) {
       return settle(() => {
         use()
-        checkTime('purgeExpired', 'now', now)
         return purge.immediate(now)
       })
     },

@@ -13,15 +13,8 @@ import type { SqliteContext } from './context.js'
  * uncommitted rows.
  */
 export interface GroupCommit {
-  /**
-   * Queues `write` (a better-sqlite3 transaction) with `args`; `check` runs first, and a throw
-   * from it rejects the promise before anything is queued.
-   */
-  queue<A extends unknown[], T>(
-    write: Database.Transaction<(...args: A) => T>,
-    args: A,
-    check: () => void,
-  ): Promise<T>
+  /** Queues `write` (a better-sqlite3 transaction) with `args`; a closed store rejects it. */
+  queue<A extends unknown[], T>(write: Database.Transaction<(...args: A) => T>, args: A): Promise<T>
   /** Runs the writes queued so far now, rather than at the end of the turn. */
   flush(): void
 }
@@ -78,10 +71,9 @@ export function createGroupCommit({ db, use, wrote }: SqliteContext): GroupCommi
     })
   }
   return {
-    queue(write, args, check) {
+    queue(write, args) {
       return new Promise((resolve, reject) => {
         use()
-        check()
         if (queued.length === 0) setImmediate(runQueuedWrites)
         queued.push({
           alone: () => write.immediate(...args),

@@ -1,5 +1,4 @@
 import type { KeyState, KeyStore, StoredKey } from '@tessera/keys'
-import { checkCursor, checkTenantNames } from '../internal/checks.js'
 import { settle } from '../internal/settle.js'
 import {
   KEY_COLUMN_NAMES,
@@ -98,7 +97,6 @@ export function createSqliteKeys({ db, use }: SqliteContext): KeyStore {
     listKeysOfTenants(tenants) {
       return settle(() => {
         use()
-        checkTenantNames('listKeysOfTenants', tenants)
         return listKeysOfTenants.all(JSON.stringify(tenants)).map(parseKeyRow)
       })
     },
@@ -111,7 +109,6 @@ export function createSqliteKeys({ db, use }: SqliteContext): KeyStore {
     keyChangesSince(cursor) {
       return settle(() => {
         use()
-        checkCursor('keyChangesSince', cursor)
         return keyChangesOf(cursor, keyChangesSince.all(cursor))
       })
     },

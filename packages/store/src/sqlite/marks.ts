@@ -1,5 +1,4 @@
 import type { MarkStore } from '@tessera/grants'
-import { checkMarkArgs, checkTime } from '../internal/checks.js'
 import { settle } from '../internal/settle.js'
 import type { SqliteContext } from './context.js'
 
@@ -26,8 +25,6 @@ export function createSqliteMarks({ db, use, wrote }: SqliteContext): MarkStore 
     mark(tenant, kind, id, expiresAt, now) {
       return settle(() => {
         use()
-        checkMarkArgs('mark', tenant, kind, id, now)
-        checkTime('mark', 'expiresAt', expiresAt)
         const { changes } = setMark.run({ tenant, kind, id, expiresAt, now })
         wrote()
         return changes === 1
@@ -36,7 +33,6 @@ export function createSqliteMarks({ db, use, wrote }: SqliteContext): MarkStore 
     isMarked(tenant, kind, id, now) {
       return settle(() => {
         use()
-        checkMarkArgs('isMarked', tenant, kind, id, now)
         return readMark.get(tenant, kind, id, now) !== undefined
       })
     },

@@ -1,4 +1,3 @@
-import { parsedConfigToAdd, parsedConfigToKeep } from '../internal/checks.js'
 import { settle } from '../internal/settle.js'
 import { parseParsedConfigRow } from '../internal/tables/parsed-config.js'
 import type { ParsedConfigStore } from '../parsed-config.js'
@@ -37,10 +36,10 @@ export function createSqliteParsedConfig({ db, use, wrote }: SqliteContext): Par
     add(entries, now) {
       return settle(() => {
         use()
-        const toAdd = parsedConfigToAdd(entries, now)
-        if (toAdd.length === 0) return 0
+        // checkedStore hands over the entries checked, each key once, in order.
+        if (entries.length === 0) return 0
         // IMMEDIATE, like the other write transactions: the write lock is waited for at BEGIN.
-        const inserted = addParsedConfig.immediate(toAdd, now)
+        const inserted = addParsedConfig.immediate(entries, now)
         wrote()
         return inserted
       })
@@ -48,8 +47,7 @@ export function createSqliteParsedConfig({ db, use, wrote }: SqliteContext): Par
     prune(keep, before) {
       return settle(() => {
         use()
-        const kept = parsedConfigToKeep(keep, before)
-        const { changes } = pruneParsedConfig.run(before, JSON.stringify(kept))
+        const { changes } = pruneParsedConfig.run(before, JSON.stringify([...keep]))
         wrote()
         return changes
       })

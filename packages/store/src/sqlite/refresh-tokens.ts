@@ -1,5 +1,4 @@
 import type { RefreshTokenStore, RotateResult } from '@tessera/grants'
-import { checkText, checkTime } from '../internal/checks.js'
 import { rotationStep } from '../internal/lifecycle.js'
 import { settle } from '../internal/settle.js'
 import { FAMILY_COLUMNS, parseFamilyRow } from '../internal/tables/refresh-families.js'
@@ -72,16 +71,6 @@ export function createSqliteRefreshTokens(
       }
     },
   )
-  function queueRotation(
-    method: string,
-    args: [string, string, string, number, string | undefined],
-  ): Promise<RotateResult> {
-    return groupCommit.queue(rotate, args, () => {
-      checkTime(method, 'now', args[3])
-      checkText(method, 'newHash', args[2])
-    })
-  }
-
   return {
     findRefreshToken(tenant, tokenHash) {
       return settle(() => {
@@ -91,10 +80,10 @@ export function createSqliteRefreshTokens(
       })
     },
     rotateRefreshToken(tenant, oldHash, newHash, now) {
-      return queueRotation('rotateRefreshToken', [tenant, oldHash, newHash, now, undefined])
+      return groupCommit.queue(rotate, [tenant, oldHash, newHash, now, undefined])
     },
     rotateRefreshTokenForClient(tenant, clientId, oldHash, newHash, now) {
-      return queueRotation('rotateRefreshTokenForClient', [tenant, oldHash, newHash, now, clientId])
+      return groupCommit.queue(rotate, [tenant, oldHash, newHash, now, clientId])
     },
     findFamily(tenant, familyId) {
       return settle(() => {
@@ -106,14 +95,12 @@ export function createSqliteRefreshTokens(
     revokeFamily(tenant, familyId, now) {
       return settle(() => {
         use()
-        checkTime('revokeFamily', 'now', now)
         revokeFamily.run(now, tenant, familyId)
       })
     },
     revokeFamiliesByCode(tenant, codeHash, now) {
       return settle(() => {
         use()
-        checkTime('revokeFamiliesByCode', 'now', now)
         revokeFamiliesByCode.run(now, tenant, codeHash)
       })
     },

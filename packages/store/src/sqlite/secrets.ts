@@ -1,5 +1,4 @@
 import type { SecretStore } from '@tessera/grants'
-import { checkSecretArgs } from '../internal/checks.js'
 import { settle } from '../internal/settle.js'
 import { parseSecretRow } from '../internal/tables/secrets.js'
 import type { SqliteContext } from './context.js'
@@ -14,7 +13,6 @@ export function createSqliteSecrets({ db, use }: SqliteContext): SecretStore {
     getOrCreateSecret(name, candidate) {
       return settle(() => {
         use()
-        checkSecretArgs(name, candidate)
         const stored = selectSecret.get(name)
         if (stored !== undefined) return parseSecretRow(stored)
         // Another process may insert first: then this does nothing, and the read gets its value.

@@ -1,5 +1,4 @@
 import type { SessionRecord, SessionStore } from '@tessera/grants'
-import { checkEndSessionArgs, checkSession } from '../internal/checks.js'
 import { settle } from '../internal/settle.js'
 import {
   parseSessionEnd,
@@ -57,7 +56,6 @@ export function createSqliteSessions({ db, use, wrote }: SqliteContext): Session
     createSession(session, replaces) {
       return settle(() => {
         use()
-        checkSession(session, replaces)
         createSession.immediate(session, replaces)
         wrote()
       })
@@ -72,7 +70,6 @@ export function createSqliteSessions({ db, use, wrote }: SqliteContext): Session
     endSession(tenant, sid, now) {
       return settle(() => {
         use()
-        checkEndSessionArgs(tenant, sid, now)
         const ended = endSession.immediate(tenant, sid, now)
         wrote()
         return ended

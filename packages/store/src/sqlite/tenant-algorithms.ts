@@ -1,5 +1,4 @@
 import type { TenantAlgorithmStore } from '@tessera/keys'
-import { checkTenantNames } from '../internal/checks.js'
 import { settle } from '../internal/settle.js'
 import {
   parseTenantAlgorithmRow,
@@ -7,7 +6,6 @@ import {
   TENANT_ALGORITHM_COLUMNS,
   tenantAlgorithmValues,
 } from '../internal/tables/tenant-algorithms.js'
-import { checkRecord } from '../internal/tenant-algorithms.js'
 import { placeholders, type SqliteContext } from './context.js'
 
 /** The port over the SQLite `tenant_algorithms` table. */
@@ -31,14 +29,12 @@ export function createSqliteTenantAlgorithms({
     listTenantAlgorithms(tenants) {
       return settle(() => {
         use()
-        checkTenantNames('listTenantAlgorithms', tenants)
         return list.all(JSON.stringify(tenants)).map(parseTenantAlgorithmRow)
       })
     },
     insertTenantAlgorithmIfAbsent(record) {
       return settle(() => {
         use()
-        checkRecord('insertTenantAlgorithmIfAbsent', record)
         const { changes } = insert.run(tenantAlgorithmValues(record))
         wrote()
         return changes === 1
@@ -47,8 +43,6 @@ export function createSqliteTenantAlgorithms({
     replaceTenantAlgorithm(expected, next) {
       return settle(() => {
         use()
-        checkRecord('replaceTenantAlgorithm', expected)
-        checkRecord('replaceTenantAlgorithm', next)
         const { changes } = replace.run(
           next.algorithm,
           next.since,

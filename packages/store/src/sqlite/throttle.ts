@@ -7,7 +7,6 @@ import type {
   ThrottleStore,
   ThrottleWindow,
 } from '@tessera/grants'
-import { checkReservation, checkSettlement } from '../internal/checks.js'
 import { parseWindow } from '../internal/tables/windows.js'
 import { decideReservation } from '../internal/throttle.js'
 import type { GroupCommit } from './group-commit.js'
@@ -88,14 +87,10 @@ export function createSqliteThrottlePort(
 ): ThrottleStore {
   return {
     reserveAttempts(asked, terms): Promise<Reservation> {
-      return groupCommit.queue(writes.reserve, [asked, terms], () =>
-        checkReservation('reserveAttempts', asked, terms),
-      )
+      return groupCommit.queue(writes.reserve, [asked, terms])
     },
     settleAttempts(settlement, window) {
-      return groupCommit.queue(writes.settle, [settlement, window], () =>
-        checkSettlement('settleAttempts', settlement, window),
-      )
+      return groupCommit.queue(writes.settle, [settlement, window])
     },
   }
 }
