@@ -24,8 +24,8 @@ const CREATE_SESSION = `
 /**
  * The three steps of a logout ($1 tenant, $2 sid, $3 now), run in this order in one transaction,
  * each its own statement. Under READ COMMITTED every statement takes a new snapshot; that is
- * what makes a concurrent redemption of a code of the sid (REDEEM_CODE, one statement that locks
- * the code's row, then inserts the family) end one of two ways:
+ * what makes a concurrent redemption of a code of the sid (REDEEM_CODE in codes.ts, one statement
+ * that locks the code's row, then inserts the family) end one of two ways:
  *
  * - the logout's UPDATE of the code comes first: the redemption waits on the row lock, then
  *   re-checks its WHERE on the committed row, finds it consumed, and creates nothing;

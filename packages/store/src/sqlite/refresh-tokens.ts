@@ -36,8 +36,8 @@ export function createSqliteRefreshTokens(
      WHERE tenant = ? AND code_hash = ? AND revoked_at IS NULL`,
   )
 
-  // IMMEDIATE (see the callers): the read and the writes that depend on it hold the write lock
-  // together, so another connection cannot spend the token in between.
+  // IMMEDIATE (see group-commit.ts): the read and the writes that depend on it hold the write
+  // lock together, so another connection cannot spend the token in between.
   // With a clientId, a token of another client is as unknown as a made-up one: nothing changes.
   const rotate = db.transaction(
     (
