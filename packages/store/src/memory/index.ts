@@ -1,9 +1,8 @@
-import { createMemoryFailureCounter } from '../client-auth-failures.js'
 import { StoreError } from '../errors.js'
 import { checkedStore } from '../internal/checked-store.js'
 import { settle } from '../internal/settle.js'
-import { createMemoryTenantAlgorithms } from '../internal/tenant-algorithms.js'
 import type { Store } from '../store.js'
+import { createMemoryFailureCounter } from './client-auth-failures.js'
 import { createMemoryCodes } from './codes.js'
 import { createMemoryExpiry } from './expiry.js'
 import { createMemoryKeys } from './keys.js'
@@ -13,6 +12,7 @@ import { createMemoryRefreshTokens } from './refresh-tokens.js'
 import { createMemorySecrets } from './secrets.js'
 import { createMemorySessions } from './sessions.js'
 import { createGrantTables } from './table.js'
+import { createMemoryTenantAlgorithms } from './tenant-algorithms.js'
 import { createMemoryThrottle } from './throttle.js'
 
 /**
