@@ -16,7 +16,7 @@
 export { openStore } from './store.js'
 export type { OpenStoreOptions, Store } from './store.js'
 export type { ParsedConfigEntry, ParsedConfigStore } from './parsed-config.js'
-export { createMemoryStore } from './memory.js'
+export { createMemoryStore } from './memory/index.js'
 export { openSqliteStore } from './sqlite.js'
 export { openPostgresStore } from './postgres.js'
 export type { PostgresStoreOptions } from './postgres.js'

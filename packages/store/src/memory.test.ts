@@ -1,4 +1,4 @@
-import { createMemoryStore } from './memory.js'
+import { createMemoryStore } from './memory/index.js'
 import { describeStoreContract } from './test-utils/contract.js'
 
 describeStoreContract('memory', () => Promise.resolve(createMemoryStore()))

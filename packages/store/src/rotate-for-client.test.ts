@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { createMemoryStore } from './memory.js'
+import { createMemoryStore } from './memory/index.js'
 import { openSqliteStore } from './sqlite.js'
 import type { Store } from './store.js'
 import {

@@ -10,7 +10,7 @@ import type {
 } from '@tessera/grants'
 import type { KeyStore, TenantAlgorithmStore } from '@tessera/keys'
 import { StoreError } from './errors.js'
-import { createMemoryStore } from './memory.js'
+import { createMemoryStore } from './memory/index.js'
 import { openPostgresStore } from './postgres.js'
 import type { ParsedConfigStore } from './parsed-config.js'
 import { openSqliteStore } from './sqlite.js'

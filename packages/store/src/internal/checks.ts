@@ -1,5 +1,6 @@
 import type {
   AuthorizationCodeRecord,
+  FailureLimit,
   FamilyIssue,
   RefreshFamily,
   SessionRecord,
@@ -8,6 +9,7 @@ import type {
   ThrottleLimit,
   ThrottleWindow,
 } from '@tessera/grants'
+import type { TenantAlgorithmRecord } from '@tessera/keys'
 import { StoreError } from '../errors.js'
 import type { ParsedConfigEntry } from '../parsed-config.js'
 
@@ -238,6 +240,52 @@ export function checkSecretArgs(name: string, candidate: string): void {
 export function checkTenantNames(method: string, tenants: readonly string[]): void {
   if (!Array.isArray(tenants) || tenants.some((tenant) => typeof tenant !== 'string')) {
     throw new TypeError(`${method}: tenants must be an array of strings`)
+  }
+}
+
+/** A tenant's signing-algorithm record, as `insertTenantAlgorithmIfAbsent` and `replace…` take. */
+export function checkTenantAlgorithm(method: string, record: TenantAlgorithmRecord): void {
+  const ok =
+    typeof record === 'object' &&
+    record !== null &&
+    typeof record.tenant === 'string' &&
+    record.tenant !== '' &&
+    (record.algorithm === 'HS256' || record.algorithm === 'RS256') &&
+    Number.isSafeInteger(record.since) &&
+    typeof record.hs256Before === 'boolean'
+  if (!ok) throw new TypeError(`${method}: not a tenant algorithm record`)
+}
+
+/**
+ * The keys of a failure counter: a non-empty array of distinct well-formed strings. Keys are the
+ * grants' hashes, so each is a short ASCII string.
+ */
+export function checkFailureKeys(method: string, given: readonly string[]): void {
+  if (!Array.isArray(given) || given.length === 0) {
+    throw new TypeError(`${method}: keys must be a non-empty array`)
+  }
+  // Array.isArray narrows to any[]; the elements are checked one by one below.
+  const keys: readonly string[] = given
+  for (const key of keys) checkText(method, 'key', key)
+  if (new Set(keys).size !== keys.length) throw new TypeError(`${method}: keys must be distinct`)
+}
+
+/** The arguments of `recordFailure`: keys as {@link checkFailureKeys}, positive integer limits. */
+export function checkFailureRecord(given: readonly FailureLimit[], window: ThrottleWindow): void {
+  checkTime('recordFailure', 'now', window.now)
+  if (!(Number.isSafeInteger(window.windowMs) && window.windowMs > 0)) {
+    throw new TypeError('recordFailure: windowMs must be a positive integer number of milliseconds')
+  }
+  if (!Array.isArray(given)) throw new TypeError('recordFailure: keys must be a non-empty array')
+  const keys: readonly FailureLimit[] = given
+  checkFailureKeys(
+    'recordFailure',
+    keys.map(({ key }) => key),
+  )
+  for (const { limit } of keys) {
+    if (!(Number.isSafeInteger(limit) && limit > 0)) {
+      throw new TypeError('recordFailure: limit must be a positive integer')
+    }
   }
 }
 

@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
 import { MIGRATIONS, migrate, type Migration } from './migrations.js'
-import { parseCodeRow, parseFamilyRow } from './rows.js'
+import { parseCodeRow } from './tables/authorization-codes.js'
+import { parseFamilyRow } from './tables/refresh-families.js'
 
 function tables(db: Database.Database): string[] {
   return db

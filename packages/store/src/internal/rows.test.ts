@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import * as z from 'zod'
-import { parseTokenFamilyRow } from './rows.js'
+import { parseTokenFamilyRow } from './tables/refresh-tokens.js'
 
 // The zod schema that parseTokenFamilyRow replaced on the refresh path: the hand-written checks
 // must accept exactly the rows it accepts.

@@ -4,10 +4,12 @@ import type {
   ReservationTerms,
   Settlement,
   ThrottleLimit,
+  ThrottleStore,
   ThrottleWindow,
 } from '@tessera/grants'
-import { parseWindow } from './rows.js'
-import { decideReservation } from './throttle.js'
+import { parseWindow } from '../internal/tables/windows.js'
+import { decideReservation } from '../internal/throttle.js'
+import type { GroupCommit } from './group-commit.js'
 
 /** The throttle's writes on one SQLite database, each a better-sqlite3 transaction. */
 export interface SqliteThrottle {
@@ -73,4 +75,22 @@ export function sqliteThrottle(db: Database.Database): SqliteThrottle {
   )
   const purge = (now: number): number => sweepWindows.run(now).changes + sweepHolds.run(now).changes
   return { reserve, settle, purge }
+}
+
+/**
+ * The throttle port: each reservation and settlement goes through the group commit, so that the
+ * ones asked in one turn share a transaction.
+ */
+export function createSqliteThrottlePort(
+  writes: SqliteThrottle,
+  groupCommit: GroupCommit,
+): ThrottleStore {
+  return {
+    reserveAttempts(asked, terms): Promise<Reservation> {
+      return groupCommit.queue(writes.reserve, [asked, terms])
+    },
+    settleAttempts(settlement, window) {
+      return groupCommit.queue(writes.settle, [settlement, window])
+    },
+  }
 }

@@ -1,7 +1,7 @@
 import pg from 'pg'
 import type { CustomTypesConfig } from 'pg'
 import { StoreError } from '../errors.js'
-import { conflictError } from './checks.js'
+import { conflictError } from '../internal/checks.js'
 
 /**
  * Where a PostgreSQL URL points, for messages: database, host and port, never the user or the

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto'
 import type { Reservation, ThrottleLimit, ThrottleStore } from '@tessera/grants'
-import { checkReservation, checkSettlement } from './checks.js'
-import { parseWindow } from './rows.js'
-import { decideReservation } from './throttle.js'
+import { parseWindow } from '../internal/tables/windows.js'
+import { decideReservation } from '../internal/throttle.js'
+import type { PgRunner } from './runner.js'
 
 /** The first key of the two-key advisory locks that serialize reservations of one throttle key. */
 const THROTTLE_LOCK_CLASS = 0x7468_7274
@@ -51,17 +51,6 @@ const CLEAR_KEYS = 'DELETE FROM throttle WHERE "key" = ANY($1::bytea[])'
 export const PURGE_HOLDS = `DELETE FROM throttle_holds WHERE (hold, "key") IN
   (SELECT hold, "key" FROM throttle_holds WHERE expires_at <= $1 FOR UPDATE SKIP LOCKED)`
 
-type Query = (
-  text: string,
-  values?: readonly unknown[],
-) => Promise<{ rows: Record<string, unknown>[] }>
-
-/** How the PostgreSQL store runs an operation: alone on the pool, or in one transaction. */
-export interface PgRunners {
-  run: <T>(method: string, body: (sql: Query) => Promise<T>) => Promise<T>
-  transaction: <T>(method: string, body: (sql: Query) => Promise<T>) => Promise<T>
-}
-
 function lockHash(key: Buffer): number {
   return createHash('sha256').update(key).digest().readInt32BE(0)
 }
@@ -75,11 +64,10 @@ const byBytes = (a: Buffer, b: Buffer): number => Buffer.compare(a, b)
  * than its limit minus its failures. A settlement is one transaction that ends the hold, counts
  * the failures and clears the keys.
  */
-export function pgThrottle({ run, transaction }: PgRunners): ThrottleStore {
+export function createPostgresThrottle({ run, transaction }: PgRunner): ThrottleStore {
   return {
     reserveAttempts(asked: readonly ThrottleLimit[], terms): Promise<Reservation> {
       return run('reserveAttempts', async () => {
-        checkReservation('reserveAttempts', asked, terms)
         const { now, leaseMs } = terms
         const keys = asked.map(({ key }) => Buffer.from(key, 'utf8'))
         const locks = [...new Set(keys.map(lockHash))].sort((a, b) => a - b)
@@ -105,7 +93,6 @@ export function pgThrottle({ run, transaction }: PgRunners): ThrottleStore {
     },
     settleAttempts(settlement, window) {
       return run('settleAttempts', async () => {
-        checkSettlement('settleAttempts', settlement, window)
         const { now, windowMs } = window
         const fail = settlement.fail.map((key) => Buffer.from(key, 'utf8')).sort(byBytes)
         const clear = settlement.clear.map((key) => Buffer.from(key, 'utf8')).sort(byBytes)

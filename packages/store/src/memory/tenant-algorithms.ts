@@ -1,0 +1,40 @@
+import type { TenantAlgorithmRecord, TenantAlgorithmStore } from '@tessera/keys'
+import { same } from '../internal/tenant-algorithms.js'
+import { settle } from '../internal/settle.js'
+
+/** The port in a Map, for the memory store. */
+export function createMemoryTenantAlgorithms(open: () => void): {
+  store: TenantAlgorithmStore
+  clear: () => void
+} {
+  const records = new Map<string, TenantAlgorithmRecord>()
+  const store: TenantAlgorithmStore = {
+    listTenantAlgorithms(tenants) {
+      return settle(() => {
+        open()
+        return tenants.flatMap((t) => {
+          const record = records.get(t)
+          return record === undefined ? [] : [{ ...record }]
+        })
+      })
+    },
+    insertTenantAlgorithmIfAbsent(record) {
+      return settle(() => {
+        open()
+        if (records.has(record.tenant)) return false
+        records.set(record.tenant, { ...record })
+        return true
+      })
+    },
+    replaceTenantAlgorithm(expected, next) {
+      return settle(() => {
+        open()
+        const stored = records.get(expected.tenant)
+        if (stored === undefined || !same(stored, expected)) return false
+        records.set(expected.tenant, { ...next, tenant: expected.tenant })
+        return true
+      })
+    },
+  }
+  return { store, clear: () => records.clear() }
+}
