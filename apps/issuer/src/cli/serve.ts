@@ -6,7 +6,7 @@ import type { Settings } from '@tessera/config-schema'
 import { collectDefaultMetrics, Registry } from 'prom-client'
 import type Koa from 'koa'
 import type { Logger } from 'pino'
-import { createAdminApp } from '../admin.js'
+import { adminApiOptions, createAdminApp } from '../admin.js'
 import { answerPrimary, forkWorkers, WORKER_SLOT_VARIABLE } from '../cluster.js'
 import type { Workers } from '../cluster.js'
 import { createIssuer } from '../issuer.js'
@@ -221,20 +221,13 @@ async function servePrimary(
       ready: () => issuer?.ready() ?? true,
       ping: () => issuer?.store.ping() ?? Promise.resolve(),
       workers: () => forked.workers?.check() ?? Promise.resolve('workers not started'),
-      ...(settings.adminToken === undefined || issuer === undefined
+      ...(issuer === undefined
         ? {}
-        : {
-            api: {
-              token: settings.adminToken,
-              registry: issuer.registry,
-              keys: issuer.store.keys,
-              graceMs: settings.jwksGraceHours * 3_600_000,
-              now: Date.now,
-              ...(settings.keyEncryptionSecret === undefined
-                ? {}
-                : { encryptionSecret: settings.keyEncryptionSecret }),
-            },
-          }),
+        : adminApiOptions(settings, {
+            registry: issuer.registry,
+            keys: issuer.store.keys,
+            now: Date.now,
+          })),
     })
     adminServer = createHttpServer(adminApp)
     try {
