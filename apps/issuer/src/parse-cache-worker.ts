@@ -7,7 +7,6 @@
  *
  * @module
  */
-import { createCipheriv, randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { parentPort, workerData } from 'node:worker_threads'
 // The writing half alone: the whole package would cost the thread 6 MB more.
@@ -16,6 +15,7 @@ import {
   parseCacheKey,
   parseYamlDocuments,
 } from '@tessera/config-schema/parse-cache-entries'
+import { createSealer } from '@tessera/keys/envelope'
 import type { ParsedConfigEntry } from '@tessera/store'
 
 /** What the cache hands the thread. */
@@ -23,8 +23,8 @@ export interface ParserData {
   files: readonly string[]
   /** The digests of the files whose entries the load found: not parsed again. */
   hits: readonly string[]
-  /** The AES-256 key the entries are sealed with. */
-  key: Uint8Array
+  /** KEY_ENCRYPTION_SECRET, which the entries are sealed with. */
+  secret: string
   /** Entries per message. */
   batchSize: number
 }
@@ -35,25 +35,10 @@ export interface ParserMessage {
   used?: string[]
 }
 
-const VERSION = 'v1'
-const IV_BYTES = 12
-const TAG_BYTES = 16
-
 const port = parentPort
 if (port === null) throw new Error('the parse cache parser runs in a worker thread')
 const data = workerData as ParserData
-const key = Buffer.from(data.key)
-
-function seal(json: string, digest: string): string {
-  const iv = randomBytes(IV_BYTES)
-  const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES })
-  cipher.setAAD(Buffer.from(digest, 'utf8'))
-  const ciphertext = Buffer.concat([cipher.update(json, 'utf8'), cipher.final()])
-  return [
-    VERSION,
-    ...[iv, ciphertext, cipher.getAuthTag()].map((part) => part.toString('base64url')),
-  ].join('.')
-}
+const sealer = createSealer(data.secret, 'parsed-configuration')
 
 const hits = new Set(data.hits)
 const used: string[] = []
@@ -69,7 +54,7 @@ for (const file of data.files) {
   used.push(digest)
   if (hits.has(digest)) continue
   const json = encodeParsedDocuments(parseYamlDocuments(text))
-  if (json !== undefined) batch.push({ key: digest, value: seal(json, digest) })
+  if (json !== undefined) batch.push({ key: digest, value: sealer.seal(json, [digest]) })
   if (batch.length >= data.batchSize) {
     port.postMessage({ batch } satisfies ParserMessage)
     batch = []

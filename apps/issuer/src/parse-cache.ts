@@ -5,13 +5,13 @@
  * the rules across files) runs at every start.
  *
  * The results hold what the files hold, client secrets written in them included, so each entry
- * is sealed with KEY_ENCRYPTION_SECRET (AES-256-GCM, its key the additional data, so an entry
- * copied onto another key does not open); without that secret nothing is cached. An entry that
+ * is sealed with KEY_ENCRYPTION_SECRET (@tessera/keys/envelope's `parsed-configuration`
+ * envelopes, bound to the entry's key, so an entry copied onto another key does not open);
+ * without that secret nothing is cached. An entry that
  * does not open or read back is a file parsed again, never a refused start.
  *
  * @module
  */
-import { createDecipheriv, hkdfSync } from 'node:crypto'
 import { Worker } from 'node:worker_threads'
 import {
   decodeParsedDocuments,
@@ -19,6 +19,8 @@ import {
   type ParsedDocument,
   type YamlParseCache,
 } from '@tessera/config-schema'
+import { createSealer } from '@tessera/keys/envelope'
+import type { Sealer } from '@tessera/keys/envelope'
 import type { ParsedConfigStore } from '@tessera/store'
 import type { ParserData, ParserMessage } from './parse-cache-worker.js'
 import { workerUrl } from './worker-url.js'
@@ -29,10 +31,6 @@ import { workerUrl } from './worker-url.js'
  */
 export const PRUNE_UNUSED_AFTER_MS = 7 * 86_400_000
 
-const VERSION = 'v1'
-const TAG_BYTES = 16
-const HKDF_SALT = 'tessera parsed configuration'
-const HKDF_INFO = 'aes-256-gcm v1'
 // Entries per message of the parser thread, and per transaction.
 const ENTRIES_PER_WRITE = 1_000
 
@@ -79,7 +77,7 @@ export async function openParseCache(
   secret: string,
   now: number,
 ): Promise<ParseCacheSession> {
-  const key = Buffer.from(hkdfSync('sha256', secret, HKDF_SALT, HKDF_INFO, 32))
+  const sealer = createSealer(secret, 'parsed-configuration')
   const stored = new Map<string, string>()
   for (const entry of await store.list()) stored.set(entry.key, entry.value)
   // The digests of the hits only: those of every file are made again when saving, so that a
@@ -95,7 +93,7 @@ export async function openParseCache(
       const sealed = stored.get(digest)
       // Read once: the sealed text is not needed again, and ten thousand of them are megabytes.
       stored.delete(digest)
-      const documents = sealed === undefined ? undefined : open(key, sealed, digest)
+      const documents = sealed === undefined ? undefined : open(sealer, sealed, digest)
       if (documents !== undefined) {
         hits.add(digest)
         counts.hits++
@@ -119,7 +117,12 @@ export async function openParseCache(
         if (stopped) return { added: 0, pruned: 0 }
         return { added: 0, pruned: await store.prune(used, now - PRUNE_UNUSED_AFTER_MS) }
       }
-      const workerData: ParserData = { files, hits: [...hits], key, batchSize: ENTRIES_PER_WRITE }
+      const workerData: ParserData = {
+        files,
+        hits: [...hits],
+        secret,
+        batchSize: ENTRIES_PER_WRITE,
+      }
       const worker = new Worker(PARSER, {
         workerData,
         resourceLimits: PARSER_LIMITS,
@@ -170,21 +173,9 @@ export async function openParseCache(
 }
 
 /** The documents of a sealed entry; undefined when it does not open or read back. */
-function open(key: Buffer, sealed: string, digest: string): ParsedDocument[] | undefined {
-  const [version, iv, ciphertext, tag, ...rest] = sealed.split('.')
-  if (version !== VERSION || rest.length > 0) return undefined
-  if (iv === undefined || ciphertext === undefined || tag === undefined) return undefined
+function open(sealer: Sealer, sealed: string, digest: string): ParsedDocument[] | undefined {
   try {
-    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'), {
-      authTagLength: TAG_BYTES,
-    })
-    decipher.setAAD(Buffer.from(digest, 'utf8'))
-    decipher.setAuthTag(Buffer.from(tag, 'base64url'))
-    const json = Buffer.concat([
-      decipher.update(Buffer.from(ciphertext, 'base64url')),
-      decipher.final(),
-    ]).toString('utf8')
-    return decodeParsedDocuments(json)
+    return decodeParsedDocuments(sealer.open(sealed, [digest]))
   } catch {
     return undefined
   }

@@ -4,7 +4,7 @@ import { createJwks, type JwksDocument } from './jwks.js'
 import { kidForDate } from './kid.js'
 import type { KeyStore, StoredKey } from './ports.js'
 import type { SignedToken, SigningAlgorithm, TokenSigner } from './signer.js'
-import { createKeyCipher, isSealed, type KeyCipher } from './internal/envelope.js'
+import { createKeyCipher, isSealed, type KeyCipher } from './internal/key-cipher.js'
 import {
   checkPrivateKeysOpen,
   createActiveKey,
