@@ -14,6 +14,7 @@ import type { Registry } from 'prom-client'
 import { createWorkerAsks, parseWorkerMessage, WORKER_SLOT_VARIABLE } from './ipc.js'
 import type { WorkerAsk, WorkerMessage } from './ipc.js'
 import { createWorkerMetrics } from './metrics.js'
+import type { WorkerMetrics } from './metrics.js'
 
 /** The first wait before a crashed worker is forked again, doubled per crash in a row. */
 export const RESTART_INITIAL_MS = 100
@@ -93,82 +94,157 @@ export function forkWorkers(
   // accept and hand each connection over, and one being handed to a worker as it dies is
   // never answered nor closed.
   cluster.schedulingPolicy = roundRobin ? cluster.SCHED_RR : cluster.SCHED_NONE
-  const slots: Slot[] = Array.from({ length: count }, (_, i) => ({
-    number: i + 1,
-    startedAt: 0,
-    listening: false,
-    crashes: 0,
-  }))
-  const asks = createWorkerAsks()
+  const pool = new WorkerPool(count, logger)
+  return {
+    listening: pool.listening,
+    registry: pool.metrics.registry,
+    check: () => pool.check(),
+    reload: () => pool.reload(),
+    stop: (graceMs) => pool.stop(graceMs),
+  }
+}
+
+/** The primary's workers: their slots, what they said, their exits and restarts. */
+class WorkerPool {
+  readonly listening: Promise<number>
+  readonly metrics: WorkerMetrics
+  readonly #slots: Slot[]
+  readonly #logger: Logger
+  readonly #asks = createWorkerAsks()
+  readonly #exits = new Set<Promise<void>>()
+  #stopping = false
+  #started = false
+  #resolveListening: (port: number) => void = () => undefined
+  #rejectListening: (error: Error) => void = () => undefined
+
+  constructor(count: number, logger: Logger) {
+    this.#logger = logger
+    this.#slots = Array.from({ length: count }, (_, i) => ({
+      number: i + 1,
+      startedAt: 0,
+      listening: false,
+      crashes: 0,
+    }))
+    this.listening = new Promise<number>((resolve, reject) => {
+      this.#resolveListening = resolve
+      this.#rejectListening = reject
+    })
+    this.metrics = createWorkerMetrics({
+      listening: () => this.#slots.filter((slot) => slot.listening).length,
+      collect: () => this.#collectMetrics(),
+    })
+    for (const slot of this.#slots) this.#fork(slot)
+  }
+
+  /** For /readyz: a problem when no worker listens or one that listens is not ready. */
+  async check(): Promise<string | undefined> {
+    const answers = (await this.#ask('ready')).map(({ answer }) => answer)
+    if (answers.length === 0) return 'no worker listening'
+    const missing = answers.filter((answer) => answer === undefined).length
+    if (missing > 0) return `${missing} worker(s) did not answer`
+    const problem = answers.find((answer) => answer?.tessera === 'ready' && answer.problem)
+    return problem?.tessera === 'ready' ? `a worker: ${problem.problem}` : undefined
+  }
+
+  reload(): void {
+    for (const slot of this.#slots) slot.worker?.process.kill('SIGHUP')
+  }
+
+  async stop(graceMs: number): Promise<void> {
+    this.#stopping = true
+    for (const slot of this.#slots) {
+      if (slot.restart !== undefined) clearTimeout(slot.restart)
+      slot.worker?.process.kill('SIGTERM')
+    }
+    const late = setTimeout(() => {
+      this.#logger.warn('workers still running after the grace period: killing them')
+      for (const slot of this.#slots) slot.worker?.process.kill('SIGKILL')
+    }, graceMs)
+    while (this.#exits.size > 0) await Promise.all([...this.#exits])
+    clearTimeout(late)
+  }
+
   /** Asks every listening worker; a worker that does not answer in time answers undefined. */
-  const ask = (kind: WorkerAsk): Promise<SlotAnswer[]> =>
-    Promise.all(
-      slots
+  #ask(kind: WorkerAsk): Promise<SlotAnswer[]> {
+    return Promise.all(
+      this.#slots
         .filter((slot) => slot.listening && slot.worker?.isConnected() === true)
         .map(async (slot) => {
           const { worker } = slot
-          const answer = worker === undefined ? undefined : await asks.ask(worker, kind)
+          const answer = worker === undefined ? undefined : await this.#asks.ask(worker, kind)
           return { slot, worker, answer }
         }),
     )
-  const metrics = createWorkerMetrics({
-    listening: () => slots.filter((slot) => slot.listening).length,
-    async collect() {
-      const perWorker: unknown[][] = []
-      for (const { slot, worker, answer } of await ask('metrics')) {
-        // Unless that worker exited meanwhile: its slot's figures were retired with it.
-        if (answer?.tessera === 'metrics' && slot.worker === worker) slot.metrics = answer.metrics
-        // One that did not answer in time counts what it last answered, not nothing.
-        if (slot.metrics !== undefined) perWorker.push(slot.metrics)
-      }
-      return perWorker
-    },
-  })
+  }
 
-  let stopping = false
-  let started = false
-  let resolveListening: (port: number) => void = () => undefined
-  let rejectListening: (error: Error) => void = () => undefined
-  const listening = new Promise<number>((resolve, reject) => {
-    resolveListening = resolve
-    rejectListening = reject
-  })
-  const exits = new Set<Promise<void>>()
+  /** Each listening worker's metrics, or what it last answered when it does not answer now. */
+  async #collectMetrics(): Promise<unknown[][]> {
+    const perWorker: unknown[][] = []
+    for (const { slot, worker, answer } of await this.#ask('metrics')) {
+      // Unless that worker exited meanwhile: its slot's figures were retired with it.
+      if (answer?.tessera === 'metrics' && slot.worker === worker) slot.metrics = answer.metrics
+      // One that did not answer in time counts what it last answered, not nothing.
+      if (slot.metrics !== undefined) perWorker.push(slot.metrics)
+    }
+    return perWorker
+  }
+
+  #fork(slot: Slot): void {
+    slot.restart = undefined
+    slot.listening = false
+    slot.failure = undefined
+    slot.startedAt = Date.now()
+    const worker = cluster.fork({ [WORKER_SLOT_VARIABLE]: String(slot.number) })
+    slot.worker = worker
+    const pid = worker.process.pid
+    this.#logger.info({ worker: slot.number, workerPid: pid }, 'worker forked')
+    worker.on('message', (raw: unknown) => {
+      const message = parseWorkerMessage(raw)
+      if (message !== undefined) this.#heard(slot, pid, message)
+    })
+    const exit = new Promise<void>((resolve) => worker.once('exit', () => resolve()))
+    this.#exits.add(exit)
+    void exit.then(() => this.#exits.delete(exit))
+    worker.once('exit', (code, signal) => this.#exited(slot, worker, code, signal))
+  }
 
   /** What a worker says: its port, its failure to start, or an answer to an ask. */
-  const heard = (slot: Slot, pid: number | undefined, message: WorkerMessage): void => {
+  #heard(slot: Slot, pid: number | undefined, message: WorkerMessage): void {
     if (message.tessera === 'listening') {
       slot.listening = true
-      logger.info({ worker: slot.number, workerPid: pid }, 'worker listening')
-      if (!started && slots.every((s) => s.listening)) {
-        started = true
-        resolveListening(message.port)
+      this.#logger.info({ worker: slot.number, workerPid: pid }, 'worker listening')
+      if (!this.#started && this.#slots.every((s) => s.listening)) {
+        this.#started = true
+        this.#resolveListening(message.port)
       }
     } else if (message.tessera === 'failed') {
       slot.failure = message.text
     } else {
-      asks.answered(message)
+      this.#asks.answered(message)
     }
   }
 
   /** A worker exited: stopped, failed at start (which stops all), or crashed (forked again). */
-  const exited = (slot: Slot, worker: Worker, code: number | null, signal: string | null): void => {
+  #exited(slot: Slot, worker: Worker, code: number | null, signal: string | null): void {
     const pid = worker.process.pid
     slot.listening = false
     if (slot.worker === worker) slot.worker = undefined
     if (slot.metrics !== undefined) {
-      metrics.retire(slot.metrics)
+      this.metrics.retire(slot.metrics)
       slot.metrics = undefined
     }
-    if (stopping) {
-      logger.info({ worker: slot.number, workerPid: pid, exitCode: code, signal }, 'worker stopped')
+    if (this.#stopping) {
+      this.#logger.info(
+        { worker: slot.number, workerPid: pid, exitCode: code, signal },
+        'worker stopped',
+      )
       return
     }
-    if (!started) {
+    if (!this.#started) {
       // Before every worker listened: the same problem would stop every other one too.
-      stopping = true
-      for (const other of slots) other.worker?.process.kill('SIGTERM')
-      rejectListening(
+      this.#stopping = true
+      for (const other of this.#slots) other.worker?.process.kill('SIGTERM')
+      this.#rejectListening(
         new WorkerStartError(
           slot.failure ?? `tessera: worker ${slot.number} exited (${signal ?? code}) at start\n`,
         ),
@@ -177,7 +253,7 @@ export function forkWorkers(
     }
     slot.crashes = crashesInARow(slot.crashes, Date.now() - slot.startedAt)
     const delay = restartDelayMs(slot.crashes)
-    logger.error(
+    this.#logger.error(
       {
         worker: slot.number,
         workerPid: pid,
@@ -189,58 +265,9 @@ export function forkWorkers(
       'worker exited unasked: restarting it',
     )
     if (slot.failure !== undefined) {
-      logger.error({ worker: slot.number, problem: slot.failure.trim() }, 'worker failed')
+      this.#logger.error({ worker: slot.number, problem: slot.failure.trim() }, 'worker failed')
     }
-    metrics.restarted()
-    slot.restart = setTimeout(() => fork(slot), delay)
-  }
-
-  const fork = (slot: Slot): void => {
-    slot.restart = undefined
-    slot.listening = false
-    slot.failure = undefined
-    slot.startedAt = Date.now()
-    const worker = cluster.fork({ [WORKER_SLOT_VARIABLE]: String(slot.number) })
-    slot.worker = worker
-    const pid = worker.process.pid
-    logger.info({ worker: slot.number, workerPid: pid }, 'worker forked')
-    worker.on('message', (raw: unknown) => {
-      const message = parseWorkerMessage(raw)
-      if (message !== undefined) heard(slot, pid, message)
-    })
-    const exit = new Promise<void>((resolve) => worker.once('exit', () => resolve()))
-    exits.add(exit)
-    void exit.then(() => exits.delete(exit))
-    worker.once('exit', (code, signal) => exited(slot, worker, code, signal))
-  }
-  for (const slot of slots) fork(slot)
-
-  return {
-    listening,
-    registry: metrics.registry,
-    async check() {
-      const answers = (await ask('ready')).map(({ answer }) => answer)
-      if (answers.length === 0) return 'no worker listening'
-      const missing = answers.filter((answer) => answer === undefined).length
-      if (missing > 0) return `${missing} worker(s) did not answer`
-      const problem = answers.find((answer) => answer?.tessera === 'ready' && answer.problem)
-      return problem?.tessera === 'ready' ? `a worker: ${problem.problem}` : undefined
-    },
-    reload() {
-      for (const slot of slots) slot.worker?.process.kill('SIGHUP')
-    },
-    async stop(graceMs) {
-      stopping = true
-      for (const slot of slots) {
-        if (slot.restart !== undefined) clearTimeout(slot.restart)
-        slot.worker?.process.kill('SIGTERM')
-      }
-      const late = setTimeout(() => {
-        logger.warn('workers still running after the grace period: killing them')
-        for (const slot of slots) slot.worker?.process.kill('SIGKILL')
-      }, graceMs)
-      while (exits.size > 0) await Promise.all([...exits])
-      clearTimeout(late)
-    },
+    this.metrics.restarted()
+    slot.restart = setTimeout(() => this.#fork(slot), delay)
   }
 }
