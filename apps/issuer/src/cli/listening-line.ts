@@ -1,6 +1,6 @@
 import type { Settings } from '@tessera/config-schema'
 import type { Issuer } from '../issuer.js'
-import type { TenantRuntime } from '../tenants.js'
+import type { TenantRuntime } from '../tenants/runtime.js'
 
 /** The most tenants the `tessera issuer listening` line describes one by one. */
 const LISTED_TENANTS = 100

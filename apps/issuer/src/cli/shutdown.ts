@@ -1,6 +1,6 @@
 import type { Server } from 'node:http'
 import type { Logger } from 'pino'
-import { exitProcess } from '../process-guard.js'
+import { exitProcess } from '../providers/process-guard.js'
 
 /** How long requests in flight have to finish once a shutdown begins. */
 export const SHUTDOWN_GRACE_MS = 10_000

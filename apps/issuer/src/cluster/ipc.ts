@@ -8,7 +8,7 @@
 import type { Worker } from 'node:cluster'
 import type { Registry } from 'prom-client'
 import * as z from 'zod'
-import { exitProcess } from '../process-guard.js'
+import { exitProcess } from '../providers/process-guard.js'
 
 /** How long the primary waits for a worker's metrics or readiness before leaving it out. */
 export const WORKER_ANSWER_MS = 2_000

@@ -1,7 +1,7 @@
 import { normaliseHost } from '@tessera/config-schema'
 import type { Tenant } from '@tessera/config-schema'
-import type { TenantTarget } from './sources/source.js'
-import type { TenantRegistry, TenantRuntime } from './tenants.js'
+import type { TenantTarget } from '../sources/source.js'
+import type { TenantRegistry, TenantRuntime } from './runtime.js'
 
 /** A registry the issuer changes in place, tenant by tenant. */
 export interface ServedTenants extends TenantRegistry {
