@@ -3,15 +3,15 @@
  *
  * @module
  */
-export { createAdminApp } from './admin.js'
-export type { AdminAppDeps } from './admin.js'
+export { createAdminApp } from './admin/admin-app.js'
+export type { AdminAppDeps } from './admin/admin-app.js'
 export { createApp, createKoaApp } from './app.js'
 export type { AppDeps, KoaAppOptions } from './app.js'
 export { createIssuer } from './issuer.js'
 export type { Issuer, IssuerOptions } from './issuer.js'
 export type { TenantChanges, TenantSource, TenantTarget } from './sources/source.js'
-export { createLogger } from './logger.js'
-export { createMetrics } from './metrics.js'
-export type { Metrics } from './metrics.js'
-export { hashPassword, verifyPassword } from './password-hash.js'
-export type { ProviderTools } from './providers.js'
+export { createLogger } from './observability/logger.js'
+export { createMetrics } from './observability/metrics.js'
+export type { Metrics } from './observability/metrics.js'
+export { hashPassword, verifyPassword } from './providers/password-hash.js'
+export type { ProviderTools } from './providers/scripts.js'

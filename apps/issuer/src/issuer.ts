@@ -1,33 +1,27 @@
 import { randomUUID } from 'node:crypto'
-import { ConfigError } from '@tessera/config-schema'
 import type { ConfigIssue, Settings, Tenant } from '@tessera/config-schema'
-import type { Clock, UserAuthenticator } from '@tessera/grants'
+import type { Clock, GrantDeps } from '@tessera/grants'
 import { openStore } from '@tessera/store'
 import type { Store } from '@tessera/store'
 import type Koa from 'koa'
 import type { Logger } from 'pino'
-import { createAdminApp } from './admin.js'
+import { adminApiOptions, createAdminApp } from './admin/admin-app.js'
 import { createClientKeys } from './client-keys/client-keys.js'
-import { warnShortClientSecret } from './client-secret-warning.js'
+import { warnShortClientSecret } from './tenants/client-secret-warning.js'
 import type { ClientJwksOptions } from './client-keys/client-keys.js'
 import { createApp } from './app.js'
-import { KEY_POLL_INTERVAL_MS } from './key-admin.js'
-import { createKeyPoll, logKeyEvent } from './key-poll.js'
-import type { KeyPoll } from './key-poll.js'
-import { keyEncryptionIssue } from './key-encryption.js'
-import { openParseCache } from './parse-cache.js'
-import { createMetrics } from './metrics.js'
-import type { Metrics } from './metrics.js'
-import { createUserAuthenticator, loadProviders } from './providers.js'
+import { KEY_POLL_INTERVAL_MS } from './keys/key-admin.js'
+import { openParseCache } from './startup/parse-cache.js'
+import { createMetrics } from './observability/metrics.js'
+import type { Metrics } from './observability/metrics.js'
+import { createProviderCache } from './providers/scripts.js'
 import { createFilesSource } from './sources/files.js'
-import type { TenantSource, TenantTarget } from './sources/source.js'
-import { createTenantRegistry, createTenantRuntimes } from './tenants.js'
-import type { TenantRegistry, TenantRuntime } from './tenants.js'
+import type { TenantSource } from './sources/source.js'
+import { createServingTarget, createTenantRegistry } from './tenants/registry.js'
+import { createTenantBuilder } from './tenants/runtime.js'
+import type { TenantRegistry } from './tenants/runtime.js'
 
-export { KEY_POLL_INTERVAL_MS } from './key-admin.js'
-
-/** Imported provider scripts by file. */
-type ProviderModules = Awaited<ReturnType<typeof loadProviders>>
+export { KEY_POLL_INTERVAL_MS } from './keys/key-admin.js'
 
 /** How long a login form stays usable: long enough to type, short enough to be worthless if leaked. */
 const LOGIN_TTL_SECONDS = 600
@@ -111,12 +105,7 @@ export interface Issuer {
 export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
   const { settings, logger } = options
   const clock = options.clock ?? Date.now
-  let opening: Promise<Store> | undefined
-  let opened: Store | undefined
-  const openStoreOnce = (): Promise<Store> =>
-    (opening ??= openStore(settings.databaseUrl, {
-      maxConnections: settings.databaseMaxConnections,
-    }).then((store) => (opened = store)))
+  const { open: openStoreOnce, opened } = lazyStore(settings)
   const source = options.source ?? (await createTenantSource(options, openStoreOnce))
 
   // Requests resolve their tenant through the registry, changed in place in one synchronous step
@@ -126,105 +115,20 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
     byHost: (host) => served.byHost(host),
     all: () => served.all(),
   }
-
   // Shutdown stops the key rings making keys: nothing is generated or written after close.
   const keysStop = new AbortController()
-  let keyPoll: KeyPoll | undefined
-
-  // Provider scripts imported so far, by file: a change to some tenants imports only scripts no
-  // tenant used before, unless it asks for fresh ones (a reload after a script changed).
-  let generation = 0
-  let providerModules: ProviderModules = new Map()
-  const providersFor = async (
-    tenants: readonly Tenant[],
-    fresh: boolean,
-  ): Promise<ProviderModules> => {
-    if (fresh) {
-      generation++
-      providerModules = new Map()
-    }
-    const missing = new Set<string>()
-    for (const tenant of tenants) {
-      for (const file of tenant.providers) if (!providerModules.has(file)) missing.add(file)
-    }
-    if (missing.size === 0) return providerModules
-    const loaded = await loadProviders([...missing], generation)
-    const modules = new Map(providerModules)
-    for (const [file, module] of loaded) modules.set(file, module)
-    providerModules = modules
-    return modules
-  }
-
-  /** Provider scripts, key rings and grant contexts for `tenants`; throws on any problem. */
-  const build = async (tenants: readonly Tenant[], fresh = true): Promise<TenantRuntime[]> => {
-    // First: a tenant refused for its keys loads no script and opens no store.
-    const unsealed = keyEncryptionIssue(tenants, settings.keyEncryptionSecret, options.mode)
-    if (unsealed !== undefined) throw new ConfigError([unsealed])
-    // Before the store is opened (but for reading parse results): a script that does not load
-    // stops the start without changing it.
-    const providers = await providersFor(tenants, fresh)
-    const store = await openStoreOnce()
-    // The change feed's position before the first rings read their keys: nothing in between is
-    // missed by the poll.
-    keyPoll ??= createKeyPoll({
-      store: store.keys,
-      rings: () => registry.all().map((runtime) => runtime.keyRing),
-      logger,
-    })
-    await keyPoll.begin()
-    // Tenants with the same provider scripts share one authenticator: thousands of tenants
-    // usually name the same few scripts.
-    const authenticators = new Map<string, UserAuthenticator>()
-    const users = (tenant: Tenant): UserAuthenticator => {
-      const key = tenant.providers.join('\n')
-      let authenticator = authenticators.get(key)
-      if (authenticator === undefined) {
-        authenticator = createUserAuthenticator(tenant.providers, providers, {
-          timeoutMs: settings.providerTimeoutMs,
-        })
-        authenticators.set(key, authenticator)
-      }
-      return authenticator
-    }
-    return createTenantRuntimes(tenants, {
-      scheme: options.mode === 'dev' ? 'http' : 'https',
-      ...(options.mode === 'dev' && options.port !== undefined ? { port: options.port } : {}),
-      jwtSecret: settings.jwtSecret,
-      accessTokenTtlSeconds: Math.round(settings.tokenExpirationHours * 3600),
-      keyStore: store.keys,
-      algorithmStore: store.algorithms,
-      now: clock,
-      keyRotateOnRestart: settings.keyRotateOnRestart,
-      keyRotationMs: settings.keyRotationDays * 86_400_000,
-      keyPublishAheadMs: settings.keyPublishAheadSeconds * 1000,
-      jwksGraceMs: settings.jwksGraceHours * 3_600_000,
-      keyEncryptionSecret: settings.keyEncryptionSecret,
-      onKeyEvent: (event) => logKeyEvent(logger, event),
-      keySignal: keysStop.signal,
-      users,
-    })
-  }
-  // One change at a time: a SIGHUP must not interleave with a file event or a watch event.
-  let changing: Promise<unknown> = Promise.resolve()
-  const serially = <T>(change: () => Promise<T>): Promise<T> => {
-    const next = changing.then(change)
-    changing = next.catch(() => undefined)
-    return next
-  }
-  // `update` touches only some tenants, so one that cannot be built (a provider
-  // script that throws, a key store error) leaves every other tenant as it was.
-  const target: TenantTarget = {
-    replaceAll: (tenants) =>
-      serially(async () => {
-        served.replaceAll(await build(tenants))
-      }),
-    update: (changes) =>
-      serially(async () => {
-        const built =
-          changes.put.length === 0 ? [] : await build(changes.put, changes.freshProviders === true)
-        served.apply(built, changes.remove)
-      }),
-  }
+  const tenants = createTenantBuilder({
+    settings,
+    mode: options.mode,
+    port: options.port,
+    now: clock,
+    logger,
+    openStore: openStoreOnce,
+    providers: createProviderCache(),
+    served: () => served.all(),
+    keySignal: keysStop.signal,
+  })
+  const target = createServingTarget(served, (all, fresh) => tenants.build(all, fresh))
 
   let closed = false
   try {
@@ -236,34 +140,12 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
     const ping = (): Promise<void> => store.ping()
     const app = createApp({
       registry,
-      grants: {
-        throttle: store.throttle,
-        codes: store.codes,
-        refreshTokens: store.refreshTokens,
-        marks: store.marks,
-        secrets: store.secrets,
-        sessions: store.sessions,
-        sessionTtlSeconds: Math.round(settings.sessionTtlHours * 3600),
-        clientKeys: createClientKeys(logger, clock, options.clientJwks),
-        codeTtlSeconds: settings.authorizationCodeTtlSeconds,
-        refreshTokenTtlSeconds: Math.round(settings.refreshTokenExpirationHours * 3600),
-        loginTtlSeconds: LOGIN_TTL_SECONDS,
-        throttlePolicy: {
-          maxFailuresPerUser: settings.passwordMaxFailures,
-          maxFailuresPerAddress: settings.passwordMaxFailuresPerAddress,
-          windowMs: settings.passwordFailureWindowSeconds * 1000,
-          waitMs: settings.providerTimeoutMs,
-          leaseMs: settings.providerTimeoutMs + THROTTLE_LEASE_MARGIN_MS,
-        },
-        clientAuthFailures: store.clientAuthFailures,
-        clientAuthPolicy: {
-          maxFailures: settings.clientAuthMaxFailures,
-          maxFailuresPerAddress: settings.clientAuthMaxFailuresPerAddress,
-          windowMs: settings.passwordFailureWindowSeconds * 1000,
-        },
+      grants: grantDeps(
+        settings,
+        store,
         clock,
-        randomId: randomUUID,
-      },
+        createClientKeys(logger, clock, options.clientJwks),
+      ),
       logger,
       metrics,
       maxBodyBytes: settings.maxBodyBytes,
@@ -277,21 +159,7 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
       logger,
       ready,
       ping,
-      ...(settings.adminToken === undefined
-        ? {}
-        : {
-            api: {
-              token: settings.adminToken,
-              registry,
-              keys: store.keys,
-              graceMs: settings.jwksGraceHours * 3_600_000,
-              publishAheadMs: settings.keyPublishAheadSeconds * 1000,
-              now: clock,
-              ...(settings.keyEncryptionSecret === undefined
-                ? {}
-                : { encryptionSecret: settings.keyEncryptionSecret }),
-            },
-          }),
+      ...adminApiOptions(settings, { registry, keys: store.keys, now: clock }),
     })
     // Expired codes, families and marks are dead weight; sweep them now and then.
     const sweep = setInterval(() => {
@@ -300,7 +168,7 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
       })
     }, PURGE_INTERVAL_MS)
     sweep.unref()
-    const keyTimer = setInterval(() => void keyPoll?.poll(), KEY_POLL_INTERVAL_MS)
+    const keyTimer = setInterval(() => void tenants.pollKeys(), KEY_POLL_INTERVAL_MS)
     keyTimer.unref()
     if (source.listenBeforeLoaded) {
       // Retries until the first configuration is applied; it rejects only when closed first.
@@ -324,7 +192,7 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
         clearInterval(keyTimer)
         keysStop.abort()
         await source.close()
-        await changing
+        await target.settled()
         // A key being written finishes before the store closes; queued generations were dropped.
         await Promise.all(registry.all().map((runtime) => runtime.keyRing.idle()))
         await store.close()
@@ -334,8 +202,61 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
     closed = true
     keysStop.abort()
     await source.close()
-    await opened?.close()
+    await opened()?.close()
     throw error
+  }
+}
+
+/** The store, opened on first use (by the first build, or before listening), once. */
+function lazyStore(settings: Settings): {
+  open: () => Promise<Store>
+  opened: () => Store | undefined
+} {
+  let opening: Promise<Store> | undefined
+  let opened: Store | undefined
+  return {
+    open: () =>
+      (opening ??= openStore(settings.databaseUrl, {
+        maxConnections: settings.databaseMaxConnections,
+      }).then((store) => (opened = store))),
+    opened: () => opened,
+  }
+}
+
+/** The token endpoint's ports and policies: the store's adapters and the settings' limits. */
+function grantDeps(
+  settings: Settings,
+  store: Store,
+  clock: Clock,
+  clientKeys: GrantDeps['clientKeys'],
+): GrantDeps {
+  return {
+    throttle: store.throttle,
+    codes: store.codes,
+    refreshTokens: store.refreshTokens,
+    marks: store.marks,
+    secrets: store.secrets,
+    sessions: store.sessions,
+    sessionTtlSeconds: Math.round(settings.sessionTtlHours * 3600),
+    clientKeys,
+    codeTtlSeconds: settings.authorizationCodeTtlSeconds,
+    refreshTokenTtlSeconds: Math.round(settings.refreshTokenExpirationHours * 3600),
+    loginTtlSeconds: LOGIN_TTL_SECONDS,
+    throttlePolicy: {
+      maxFailuresPerUser: settings.passwordMaxFailures,
+      maxFailuresPerAddress: settings.passwordMaxFailuresPerAddress,
+      windowMs: settings.passwordFailureWindowSeconds * 1000,
+      waitMs: settings.providerTimeoutMs,
+      leaseMs: settings.providerTimeoutMs + THROTTLE_LEASE_MARGIN_MS,
+    },
+    clientAuthFailures: store.clientAuthFailures,
+    clientAuthPolicy: {
+      maxFailures: settings.clientAuthMaxFailures,
+      maxFailuresPerAddress: settings.clientAuthMaxFailuresPerAddress,
+      windowMs: settings.passwordFailureWindowSeconds * 1000,
+    },
+    clock,
+    randomId: randomUUID,
   }
 }
 

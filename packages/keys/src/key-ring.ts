@@ -1,7 +1,7 @@
 import type { JwksDocument } from './jwks.js'
 import type { KeyStore, StoredKey } from './ports.js'
 import type { SigningAlgorithm, TokenSigner } from './signer.js'
-import { createKeyCipher, type KeyCipher } from './internal/envelope.js'
+import { createKeyCipher, type KeyCipher } from './internal/key-cipher.js'
 import { checkPrivateKeysOpen, type GenerateKey } from './internal/key-ops.js'
 import { checkOptions } from './internal/ring-options.js'
 import { parseStoredKeys } from './internal/stored-key.js'

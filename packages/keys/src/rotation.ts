@@ -1,7 +1,7 @@
 import { KeyError } from './errors.js'
 import type { KeyState, KeyStore } from './ports.js'
 import type { SigningAlgorithm } from './signer.js'
-import { createKeyCipher } from './internal/envelope.js'
+import { createKeyCipher } from './internal/key-cipher.js'
 import { checkPrivateKeysOpen, createActiveKey, readTenantKeys } from './internal/key-ops.js'
 import { signingState, signsFrom } from './internal/publish-ahead.js'
 

@@ -7,9 +7,9 @@ import {
   readConfigFile,
 } from '@tessera/config-schema'
 import type { ConfigIssue, Settings, SettingsMode, Tenant } from '@tessera/config-schema'
-import { keepsRs256Key } from '../id-token-keys.js'
-import { keyEncryptionIssue } from '../key-encryption.js'
-import { loadProviders, ProviderError } from '../providers.js'
+import { keepsRs256Key } from '../openid/id-token-keys.js'
+import { keyEncryptionIssue } from '../keys/key-encryption.js'
+import { loadProviders, ProviderError } from '../providers/scripts.js'
 import { assertConfigExists } from './config-directory.js'
 import { readTenants } from './read-tenants.js'
 

@@ -1,5 +1,5 @@
 import type { Level, Logger } from 'pino'
-import { createLogger } from '../logger.js'
+import { createLogger } from '../observability/logger.js'
 
 /** How the CLI writes its log: coloured lines for a person, JSON lines for a machine. */
 export type LogFormat = 'pretty' | 'json'

@@ -1,4 +1,4 @@
-import { hashPassword } from '../password-hash.js'
+import { hashPassword } from '../providers/password-hash.js'
 
 /** Reads a password without echoing it when a person types it, or from piped stdin. */
 async function readPassword(): Promise<string> {

@@ -10,8 +10,8 @@ import {
   listTenantKeys,
   revokeTenantKey,
   rotateTenantKey,
-} from '../key-admin.js'
-import type { KeyAdminOptions, KeyListEntry } from '../key-admin.js'
+} from '../keys/key-admin.js'
+import type { KeyAdminOptions, KeyListEntry } from '../keys/key-admin.js'
 import { assertConfigExists } from './config-directory.js'
 import { parseCommandLine } from './flags.js'
 import { HELP, UsageError, wantsHelp } from './help.js'

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream'
 import { loadConfig } from '@tessera/config-schema'
 import type { ConfigIssue, Settings, Tenant } from '@tessera/config-schema'
-import { createLogger } from '../logger.js'
+import { createLogger } from '../observability/logger.js'
 
 /** How long a one-shot command waits for the API server's list before giving up. */
 const LIST_TIMEOUT_MS = 30_000

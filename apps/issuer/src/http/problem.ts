@@ -3,8 +3,8 @@ import { KeyError } from '@tessera/keys'
 import { StoreError } from '@tessera/store'
 import type { Context } from 'koa'
 import type { Logger } from 'pino'
-import { KeyAdminError } from '../key-admin.js'
-import type { KeyAdminErrorCode } from '../key-admin.js'
+import { KeyAdminError } from '../keys/key-admin.js'
+import type { KeyAdminErrorCode } from '../keys/key-admin.js'
 import { HttpError } from './http-error.js'
 
 /**

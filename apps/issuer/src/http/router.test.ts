@@ -2,7 +2,7 @@ import type { RouterContext } from '@koa/router'
 import Koa from 'koa'
 import request from 'supertest'
 import { describe, expect, it } from 'vitest'
-import type { TenantRegistry, TenantRuntime } from '../tenants.js'
+import type { TenantRegistry, TenantRuntime } from '../tenants/runtime.js'
 import { errorHandler } from './errors.js'
 import { createRouter } from './router.js'
 

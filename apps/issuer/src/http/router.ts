@@ -1,6 +1,6 @@
 import Router from '@koa/router'
 import type { Middleware, Next } from 'koa'
-import type { TenantRegistry } from '../tenants.js'
+import type { TenantRegistry } from '../tenants/runtime.js'
 import { createCorsMiddleware } from './cors.js'
 import { HttpError } from './http-error.js'
 import type { TenantState } from './tenant.js'

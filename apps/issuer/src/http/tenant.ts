@@ -1,4 +1,4 @@
-import type { TenantRuntime } from '../tenants.js'
+import type { TenantRuntime } from '../tenants/runtime.js'
 
 /** Koa state after tenant resolution (see `createRouter`). */
 export interface TenantState {

@@ -11,9 +11,9 @@ import {
   listTenantKeys,
   revokeTenantKey,
   rotateTenantKey,
-} from '../key-admin.js'
-import type { KeyAdminOptions } from '../key-admin.js'
-import type { TenantRegistry, TenantRuntime } from '../tenants.js'
+} from '../keys/key-admin.js'
+import type { KeyAdminOptions } from '../keys/key-admin.js'
+import type { TenantRegistry, TenantRuntime } from '../tenants/runtime.js'
 
 /**
  * The largest admin request body. The API takes at most an empty JSON object; the room left is

@@ -2,7 +2,7 @@ import { CLIENT_ASSERTION_ALGORITHMS } from '@tessera/config-schema'
 import { EMAIL_CLAIMS, ID_TOKEN_CLAIMS, PROFILE_CLAIMS, PROMPT_VALUES } from '@tessera/grants'
 import type { Middleware } from 'koa'
 import type { TenantState } from '../http/tenant.js'
-import type { TenantRuntime } from '../tenants.js'
+import type { TenantRuntime } from '../tenants/runtime.js'
 
 const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none']
 // The algorithms of private_key_jwt client assertions (RFC 7523).

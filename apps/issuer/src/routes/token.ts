@@ -3,7 +3,7 @@ import type { GrantDeps } from '@tessera/grants'
 import type { Middleware } from 'koa'
 import type { TenantState } from '../http/tenant.js'
 import { readTextBody } from '../http/body.js'
-import type { Metrics } from '../metrics.js'
+import type { Metrics } from '../observability/metrics.js'
 
 export interface TokenRouteDeps {
   grants: GrantDeps

@@ -1,8 +1,8 @@
 import { createMemoryStore } from '@tessera/store'
 import { pino } from 'pino'
 import { describe, expect, it } from 'vitest'
-import { createAdminApiRouter } from '../../src/admin.js'
-import { createTenantRegistry } from '../../src/tenants.js'
+import { createAdminApiRouter } from '../../src/admin/admin-app.js'
+import { createTenantRegistry } from '../../src/tenants/registry.js'
 import { documentedOperations, OPENAPI_FILE, readOpenApi } from '../support/admin-api.js'
 import { readRepoFile } from '../deploy/manifests.js'
 

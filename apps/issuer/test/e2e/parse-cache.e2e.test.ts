@@ -1,5 +1,7 @@
+import { createCipheriv, hkdfSync, randomBytes } from 'node:crypto'
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { createSealer } from '@tessera/keys/envelope'
 import Database from 'better-sqlite3'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { eventually } from '../support/eventually.js'
@@ -116,7 +118,7 @@ describe('parse results of tenant files kept in the database (#15)', () => {
     expect(stored).toHaveLength(TENANTS)
     for (const row of stored) {
       expect(row.key).toMatch(/^[0-9a-f]{64}$/)
-      expect(row.value).toMatch(/^v1\.[\w-]+\.[\w-]+\.[\w-]+$/)
+      expect(row.value).toMatch(/^enc:v1:[\w-]+\.[\w-]+\.[\w-]+\.[\w-]+$/)
     }
     // Not in the rows, nor anywhere in the database's files.
     const bytes = Buffer.concat(
@@ -215,6 +217,36 @@ describe('parse results of tenant files kept in the database (#15)', () => {
     const back = await start(OTHER_SECRET)
     expect(cacheCounts(back.logs).hits).toBe(TENANTS)
     await back.close()
+  })
+
+  it("opens the entries sealed in the cache's first form (v1.<iv>.<ciphertext>.<tag>)", async () => {
+    await closeOnceSaved(await start())
+    // Each entry sealed again as the first form sealed it: one key for all, the digest as AAD.
+    const sealer = createSealer(SECRET, 'parsed-configuration')
+    const key = Buffer.from(
+      hkdfSync('sha256', SECRET, 'tessera parsed configuration', 'aes-256-gcm v1', 32),
+    )
+    const firstForm = (json: string, digest: string): string => {
+      const iv = randomBytes(12)
+      const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: 16 })
+      cipher.setAAD(Buffer.from(digest, 'utf8'))
+      const ciphertext = Buffer.concat([cipher.update(json, 'utf8'), cipher.final()])
+      const parts = [iv, ciphertext, cipher.getAuthTag()].map((part) => part.toString('base64url'))
+      return ['v1', ...parts].join('.')
+    }
+    const db = new Database(file)
+    try {
+      const update = db.prepare('UPDATE parsed_config SET value = ? WHERE key = ?')
+      for (const row of rows())
+        update.run(firstForm(sealer.open(row.value, [row.key]), row.key), row.key)
+    } finally {
+      db.close()
+    }
+    expect(rows().every((row) => row.value.startsWith('v1.'))).toBe(true)
+    const after = await start()
+    expect(cacheCounts(after.logs)).toEqual({ hits: TENANTS, misses: 0, unreadable: 0 })
+    for (let i = 0; i < TENANTS; i++) expect((await password(after.url, i, 1)).status).toBe(200)
+    await after.close()
   })
 
   it('stores nothing when it closes before saving, and does not wait to', async () => {

@@ -2,7 +2,7 @@ import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createFilesSource } from '../../src/sources/files.js'
-import type { TenantRuntime } from '../../src/tenants.js'
+import type { TenantRuntime } from '../../src/tenants/runtime.js'
 import { eventually } from '../support/eventually.js'
 import { postForm } from '../support/http.js'
 import { startIssuer, tempDir } from '../support/issuer.js'

@@ -1,7 +1,7 @@
 import { KeyError } from '../errors.js'
 import { generateRsaKey } from '../generate.js'
 import type { KeyStore, StoredKey } from '../ports.js'
-import type { KeyCipher } from './envelope.js'
+import type { KeyCipher } from './key-cipher.js'
 import { nextKid } from './kid.js'
 import { parsePrivateJwk, parseStoredKeys } from './stored-key.js'
 

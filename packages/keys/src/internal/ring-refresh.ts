@@ -1,6 +1,6 @@
 import type { KeyStore, StoredKey } from '../ports.js'
-import type { KeyCipher } from './envelope.js'
-import { isSealed } from './envelope.js'
+import type { KeyCipher } from './key-cipher.js'
+import { isSealed } from './key-cipher.js'
 import { readTenantKeys } from './key-ops.js'
 import type { TenantKeys } from './key-ops.js'
 import { isPastGrace } from './lifecycle.js'

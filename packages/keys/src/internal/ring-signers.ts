@@ -1,7 +1,7 @@
 import { KeyError } from '../errors.js'
 import type { KeyStore, StoredKey } from '../ports.js'
 import type { TokenSigner } from '../signer.js'
-import type { KeyCipher } from './envelope.js'
+import type { KeyCipher } from './key-cipher.js'
 import { createRs256Signer } from './rs256-signer.js'
 import { parsePrivateJwk, parseStoredKeys } from './stored-key.js'
 

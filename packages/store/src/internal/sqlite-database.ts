@@ -1,8 +1,9 @@
-import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
 import Database from 'better-sqlite3'
 import { StoreError } from '../errors.js'
 import { migrate } from './migrations.js'
+import type { CheckpointerData } from './sqlite-checkpointer.js'
+import { workerUrl } from './worker-url.js'
 
 /** Page cache per connection, in KiB when negative (SQLite's convention): 2 MB. */
 const CACHE_SIZE = -2000
@@ -55,35 +56,14 @@ const WRITES_BEFORE_CHECKPOINTER = 256
 /** How often the checkpointer copies the WAL back into the database file. */
 const CHECKPOINT_INTERVAL_MS = 50
 
-// Plain CommonJS, run with `eval`: a worker needs no file of its own this way. It only ever runs
-// PASSIVE checkpoints, which never wait for a lock and never block a writer.
-const CHECKPOINTER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads')
-const Database = require(workerData.driver)
-const db = new Database(workerData.file, { fileMustExist: true })
-db.pragma('busy_timeout = 0')
-db.pragma('synchronous = NORMAL')
-const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)')
-const timer = setInterval(() => {
-  try {
-    checkpoint.get()
-  } catch {
-    // Busy or interrupted: the next round, or the committing connection, will do it.
-  }
-}, workerData.intervalMs)
-parentPort.once('message', () => {
-  clearInterval(timer)
-  db.close()
-  parentPort.close()
-})
-parentPort.postMessage('ready')
-`
+/** The module the checkpointer thread runs. */
+const CHECKPOINTER = workerUrl('./sqlite-checkpointer.js', import.meta.url)
 
 /** Moves the WAL checkpoints of one SQLite file off the thread that commits. */
 export interface Checkpointer {
   /** Counts a committed write transaction; the thread starts after the first few hundred. */
   wrote(): void
-  /** Stops the thread, if it runs; the committing connection checkpoints as before. */
+  /** Stops the thread, if it runs; the committing connection then checkpoints by its own threshold. */
   close(): Promise<void>
 }
 
@@ -114,14 +94,8 @@ export function createCheckpointer(db: Database.Database, file: string): Checkpo
   const start = (): void => {
     started = true
     try {
-      worker = new Worker(CHECKPOINTER_SOURCE, {
-        eval: true,
-        workerData: {
-          driver: createRequire(import.meta.url).resolve('better-sqlite3'),
-          file,
-          intervalMs: CHECKPOINT_INTERVAL_MS,
-        },
-      })
+      const workerData: CheckpointerData = { file, intervalMs: CHECKPOINT_INTERVAL_MS }
+      worker = new Worker(CHECKPOINTER, { workerData })
     } catch {
       return
     }

@@ -2,7 +2,7 @@ import { pino } from 'pino'
 import { Registry } from 'prom-client'
 import request from 'supertest'
 import { describe, expect, it } from 'vitest'
-import { createAdminApp } from './admin.js'
+import { createAdminApp } from './admin-app.js'
 
 describe('createAdminApp', () => {
   const server = createAdminApp({

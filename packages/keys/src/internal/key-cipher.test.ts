@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { KeyError } from '../errors.js'
-import { createKeyCipher, isSealed } from './envelope.js'
+import { createKeyCipher, isSealed } from './key-cipher.js'
 
 const SECRET = 'k'.repeat(16) + '-encryption-secret-0123'
 const JWK = JSON.stringify({ kty: 'RSA', n: 'bW9kdWx1cw', e: 'AQAB', d: 'c2VjcmV0' })

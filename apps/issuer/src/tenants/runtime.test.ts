@@ -3,8 +3,8 @@ import { generateRsaKey } from '@tessera/keys'
 import type { KeyStore } from '@tessera/keys'
 import { createMemoryStore } from '@tessera/store'
 import { describe, expect, it } from 'vitest'
-import { createTenantRuntimes, issuerUrl } from './tenants.js'
-import type { TenantRuntimeOptions } from './tenants.js'
+import { createTenantRuntimes, issuerUrl } from './runtime.js'
+import type { TenantRuntimeOptions } from './runtime.js'
 
 const tenant = (host: string): Tenant => ({ hosts: [host, 'other.test'] }) as unknown as Tenant
 

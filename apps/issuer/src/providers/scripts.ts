@@ -85,6 +85,45 @@ export async function loadProviders(
   return loaded
 }
 
+/** Imported provider scripts by file. */
+export type ProviderModules = ReadonlyMap<string, ProviderModule>
+
+/** The provider scripts imported so far, shared by every build of tenants. */
+export interface ProviderCache {
+  /**
+   * The modules of every script `tenants` name. Only scripts no tenant used before are imported,
+   * unless `fresh` (a reload after a script changed), which imports every one afresh.
+   */
+  modulesFor(
+    tenants: readonly { providers: readonly string[] }[],
+    fresh: boolean,
+  ): Promise<ProviderModules>
+}
+
+/** A cache of provider modules by file, emptied by each fresh import. */
+export function createProviderCache(): ProviderCache {
+  let generation = 0
+  let modules: ProviderModules = new Map()
+  return {
+    async modulesFor(tenants, fresh) {
+      if (fresh) {
+        generation++
+        modules = new Map()
+      }
+      const missing = new Set<string>()
+      for (const tenant of tenants) {
+        for (const file of tenant.providers) if (!modules.has(file)) missing.add(file)
+      }
+      if (missing.size === 0) return modules
+      const loaded = await loadProviders([...missing], generation)
+      const next = new Map(modules)
+      for (const [file, module] of loaded) next.set(file, module)
+      modules = next
+      return next
+    },
+  }
+}
+
 /** How the user authenticator calls provider scripts. */
 export interface UserAuthenticatorOptions {
   /** PROVIDER_TIMEOUT_MS: how long one provider call may take. */

@@ -47,7 +47,7 @@ describe('createRequestLogger', () => {
 
 describe('createLogger on stdout', () => {
   // The built module, as the CLI runs it (the e2e tests run dist/ the same way).
-  const built = fileURLToPath(new URL('../dist/logger.js', import.meta.url))
+  const built = fileURLToPath(new URL('../../dist/observability/logger.js', import.meta.url))
   const run = (script: string): { stdout: string; status: number | null } => {
     const result = spawnSync(
       process.execPath,

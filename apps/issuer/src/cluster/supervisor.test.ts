@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { crashesInARow, HEALTHY_UPTIME_MS, RESTART_MAX_MS, restartDelayMs } from './cluster.js'
+import { crashesInARow, HEALTHY_UPTIME_MS, RESTART_MAX_MS, restartDelayMs } from './supervisor.js'
 
 describe('restarting a crashed worker', () => {
   it('waits 100 ms, doubling per crash in a row, up to 30 s', () => {

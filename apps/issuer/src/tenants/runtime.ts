@@ -1,6 +1,6 @@
-import { normaliseHost } from '@tessera/config-schema'
-import type { Client, Tenant } from '@tessera/config-schema'
-import type { TenantContext, UserAuthenticator } from '@tessera/grants'
+import { ConfigError } from '@tessera/config-schema'
+import type { Client, Settings, Tenant } from '@tessera/config-schema'
+import type { Clock, TenantContext, UserAuthenticator } from '@tessera/grants'
 import {
   createAccessTokenVerifier,
   createHs256Signer,
@@ -18,10 +18,17 @@ import type {
   TenantAlgorithmStore,
   TokenSigner,
 } from '@tessera/keys'
-import { createSwitchingSigner } from './algorithm-switch.js'
-import { corsOrigins } from './http/cors.js'
-import { createIdTokenHintVerifier } from './id-token-hint.js'
-import { hasOpenIdClients } from './id-token-keys.js'
+import type { Store } from '@tessera/store'
+import type { Logger } from 'pino'
+import { createSwitchingSigner } from '../keys/algorithm-switch.js'
+import { corsOrigins } from '../http/cors.js'
+import { createIdTokenHintVerifier } from '../openid/id-token-hint.js'
+import { hasOpenIdClients } from '../openid/id-token-keys.js'
+import { keyEncryptionIssue } from '../keys/key-encryption.js'
+import { createKeyPoll, logKeyEvent } from '../keys/key-poll.js'
+import type { KeyPoll } from '../keys/key-poll.js'
+import { createUserAuthenticator } from '../providers/scripts.js'
+import type { ProviderCache } from '../providers/scripts.js'
 
 /** A tenant ready to serve: its grant context, its key ring and its issuer URL. */
 export interface TenantRuntime {
@@ -88,6 +95,91 @@ export function issuerUrl(tenant: Tenant, scheme: 'http' | 'https', port?: numbe
 function hasPort(host: string): boolean {
   if (host.startsWith('[')) return /^\[[^\]]*\]:\d+$/.test(host)
   return /^[^:]*:\d+$/.test(host)
+}
+
+/** What building tenants takes from the issuer around it. */
+export interface TenantBuilderOptions {
+  settings: Settings
+  mode: 'dev' | 'start'
+  /** `dev` only: the tenants' listening port (see {@link issuerUrl}). */
+  port?: number | undefined
+  now: Clock
+  logger: Logger
+  /** The store, opened on first use: a build refused for its keys opens nothing. */
+  openStore: () => Promise<Store>
+  providers: ProviderCache
+  /** The runtimes being served: the rings the key poll reloads. */
+  served: () => readonly TenantRuntime[]
+  /** Aborted on shutdown: the rings stop making keys. */
+  keySignal: AbortSignal
+}
+
+/** Builds tenants for the issuer, and polls the store for the keys of those it serves. */
+export interface TenantBuilder {
+  /**
+   * Provider scripts, key rings and grant contexts for `tenants`; throws on any problem. `fresh`
+   * (default true) imports every provider script afresh.
+   */
+  build(tenants: readonly Tenant[], fresh?: boolean): Promise<TenantRuntime[]>
+  /** One key poll: reloads the rings whose keys another process changed (none before a build). */
+  pollKeys(): Promise<void>
+}
+
+/** The issuer's tenant builder over its settings, store and provider cache. */
+export function createTenantBuilder(options: TenantBuilderOptions): TenantBuilder {
+  const { settings, logger } = options
+  let keyPoll: KeyPoll | undefined
+  return {
+    async build(tenants, fresh = true) {
+      // First: a tenant refused for its keys loads no script and opens no store.
+      const unsealed = keyEncryptionIssue(tenants, settings.keyEncryptionSecret, options.mode)
+      if (unsealed !== undefined) throw new ConfigError([unsealed])
+      // Before the store is opened (but for reading parse results): a script that does not load
+      // stops the start without changing it.
+      const providers = await options.providers.modulesFor(tenants, fresh)
+      const store = await options.openStore()
+      // The change feed's position before the first rings read their keys: nothing in between is
+      // missed by the poll.
+      keyPoll ??= createKeyPoll({
+        store: store.keys,
+        rings: () => options.served().map((runtime) => runtime.keyRing),
+        logger,
+      })
+      await keyPoll.begin()
+      // Tenants with the same provider scripts share one authenticator: thousands of tenants
+      // usually name the same few scripts.
+      const authenticators = new Map<string, UserAuthenticator>()
+      const users = (tenant: Tenant): UserAuthenticator => {
+        const key = tenant.providers.join('\n')
+        let authenticator = authenticators.get(key)
+        if (authenticator === undefined) {
+          authenticator = createUserAuthenticator(tenant.providers, providers, {
+            timeoutMs: settings.providerTimeoutMs,
+          })
+          authenticators.set(key, authenticator)
+        }
+        return authenticator
+      }
+      return createTenantRuntimes(tenants, {
+        scheme: options.mode === 'dev' ? 'http' : 'https',
+        ...(options.mode === 'dev' && options.port !== undefined ? { port: options.port } : {}),
+        jwtSecret: settings.jwtSecret,
+        accessTokenTtlSeconds: Math.round(settings.tokenExpirationHours * 3600),
+        keyStore: store.keys,
+        algorithmStore: store.algorithms,
+        now: options.now,
+        keyRotateOnRestart: settings.keyRotateOnRestart,
+        keyRotationMs: settings.keyRotationDays * 86_400_000,
+        keyPublishAheadMs: settings.keyPublishAheadSeconds * 1000,
+        jwksGraceMs: settings.jwksGraceHours * 3_600_000,
+        keyEncryptionSecret: settings.keyEncryptionSecret,
+        onKeyEvent: (event) => logKeyEvent(logger, event),
+        keySignal: options.keySignal,
+        users,
+      })
+    },
+    pollKeys: () => keyPoll?.poll() ?? Promise.resolve(),
+  }
 }
 
 /**
@@ -285,73 +377,5 @@ class ServedTenantRuntime implements TenantRuntime {
       users: options.users(tenant),
       accessTokenTtlSeconds: options.accessTokenTtlSeconds,
     }
-  }
-}
-
-/** A registry the issuer changes in place, tenant by tenant. */
-export interface ServedTenants extends TenantRegistry {
-  byName(name: string): TenantRuntime | undefined
-  /**
-   * Serves `runtimes` (each replacing the tenant of its name, if any) and stops serving the
-   * tenants named in `removed`, in one synchronous step: a request sees the tenants before or
-   * after, never a mix. Costs time in proportion to the tenants changed, not to those served.
-   */
-  apply(runtimes: readonly TenantRuntime[], removed: readonly string[]): void
-  /** Serves exactly `runtimes`. */
-  replaceAll(runtimes: readonly TenantRuntime[]): void
-  readonly size: number
-}
-
-/**
- * Indexes built tenants by name and host. The configuration sources guarantee that no two
- * tenants share a host (config-schema's rules); were one repeated, the later tenant would answer
- * for it. Looking a host up is one Map lookup, however many tenants are served.
- */
-export function createTenantRegistry(runtimes: readonly TenantRuntime[]): ServedTenants {
-  const names = new Map<string, TenantRuntime>()
-  const hosts = new Map<string, TenantRuntime>()
-  // `all()` is asked for by the key poll and the admin API, not per request: made when asked.
-  let all: readonly TenantRuntime[] | undefined
-
-  const unserve = (runtime: TenantRuntime): void => {
-    for (const host of runtime.tenant.hosts) {
-      const key = normaliseHost(host)
-      if (hosts.get(key) === runtime) hosts.delete(key)
-    }
-    if (names.get(runtime.tenant.name) === runtime) names.delete(runtime.tenant.name)
-  }
-  const serve = (runtime: TenantRuntime): void => {
-    names.set(runtime.tenant.name, runtime)
-    for (const host of runtime.tenant.hosts) hosts.set(normaliseHost(host), runtime)
-  }
-  const apply = (next: readonly TenantRuntime[], removed: readonly string[]): void => {
-    // Every old version goes first, so that a host moving between two tenants changed together
-    // ends up with its new owner whichever comes first.
-    for (const name of removed) {
-      const old = names.get(name)
-      if (old !== undefined) unserve(old)
-    }
-    for (const runtime of next) {
-      const old = names.get(runtime.tenant.name)
-      if (old !== undefined) unserve(old)
-    }
-    for (const runtime of next) serve(runtime)
-    all = undefined
-  }
-  apply(runtimes, [])
-
-  return {
-    byHost: (host) => hosts.get(normaliseHost(host)),
-    byName: (name) => names.get(name),
-    all: () => (all ??= [...names.values()]),
-    apply,
-    replaceAll(next) {
-      names.clear()
-      hosts.clear()
-      apply(next, [])
-    },
-    get size() {
-      return names.size
-    },
   }
 }

@@ -1,15 +1,18 @@
 import Router from '@koa/router'
+import type { Settings } from '@tessera/config-schema'
+import type { KeyStore } from '@tessera/keys'
 import type Koa from 'koa'
 import type { Context, Middleware } from 'koa'
 import type { Logger } from 'pino'
 import type { Registry } from 'prom-client'
-import { createKoaApp } from './app.js'
-import { createAdminAuthenticator } from './http/admin-auth.js'
-import { ProblemError, respondWithProblem } from './http/problem.js'
-import { addRoutes, notFound } from './http/router.js'
-import { adminApiRoutes } from './routes/admin-api.js'
-import type { AdminApiDeps } from './routes/admin-api.js'
-import { healthzRoute, metricsRoute, readyzRoute } from './routes/health.js'
+import { createKoaApp } from '../app.js'
+import { createAdminAuthenticator } from '../http/admin-auth.js'
+import { ProblemError, respondWithProblem } from '../http/problem.js'
+import { addRoutes, notFound } from '../http/router.js'
+import { adminApiRoutes } from '../routes/admin-api.js'
+import type { AdminApiDeps } from '../routes/admin-api.js'
+import { healthzRoute, metricsRoute, readyzRoute } from '../routes/health.js'
+import type { TenantRegistry } from '../tenants/runtime.js'
 
 /** What the admin listener serves, built by the issuer and passed in. */
 export interface AdminAppDeps {
@@ -27,6 +30,31 @@ export interface AdminAppDeps {
    * token. Without it, /admin paths are unknown paths like any other.
    */
   api?: Omit<AdminApiDeps, 'logger'> & { token: string }
+}
+
+/**
+ * The admin API's part of {@link AdminAppDeps} as `settings` shape it: with ADMIN_TOKEN, the API
+ * over `registry` and `keys`, its rotations and revocations shaped as the tenants' key rings are
+ * (grace, publish-ahead, encryption); without, nothing.
+ */
+export function adminApiOptions(
+  settings: Settings,
+  served: { registry: TenantRegistry; keys: KeyStore; now: () => number },
+): Pick<AdminAppDeps, 'api'> {
+  if (settings.adminToken === undefined) return {}
+  return {
+    api: {
+      token: settings.adminToken,
+      registry: served.registry,
+      keys: served.keys,
+      graceMs: settings.jwksGraceHours * 3_600_000,
+      publishAheadMs: settings.keyPublishAheadSeconds * 1000,
+      now: served.now,
+      ...(settings.keyEncryptionSecret === undefined
+        ? {}
+        : { encryptionSecret: settings.keyEncryptionSecret }),
+    },
+  }
 }
 
 // The longest path or parameter a log line repeats: the rest of a hostile one is cut.

@@ -1,7 +1,7 @@
 import { ProviderFailureError } from '@tessera/grants'
 import { describe, expect, it } from 'vitest'
-import { createUserAuthenticator } from './providers.js'
-import type { ProviderTools } from './providers.js'
+import { createUserAuthenticator } from './scripts.js'
+import type { ProviderTools } from './scripts.js'
 
 type Authenticate = (
   credentials: { username: string; password: string },

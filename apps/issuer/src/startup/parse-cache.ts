@@ -5,14 +5,13 @@
  * the rules across files) runs at every start.
  *
  * The results hold what the files hold, client secrets written in them included, so each entry
- * is sealed with KEY_ENCRYPTION_SECRET (AES-256-GCM, its key the additional data, so an entry
- * copied onto another key does not open); without that secret nothing is cached. An entry that
+ * is sealed with KEY_ENCRYPTION_SECRET (@tessera/keys/envelope's `parsed-configuration`
+ * envelopes, bound to the entry's key, so an entry copied onto another key does not open);
+ * without that secret nothing is cached. An entry that
  * does not open or read back is a file parsed again, never a refused start.
  *
  * @module
  */
-import { createDecipheriv, hkdfSync } from 'node:crypto'
-import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
 import {
   decodeParsedDocuments,
@@ -20,9 +19,11 @@ import {
   type ParsedDocument,
   type YamlParseCache,
 } from '@tessera/config-schema'
-import type { ParsedConfigEntry, ParsedConfigStore } from '@tessera/store'
-
-const require = createRequire(import.meta.url)
+import { createSealer } from '@tessera/keys/envelope'
+import type { Sealer } from '@tessera/keys/envelope'
+import type { ParsedConfigStore } from '@tessera/store'
+import type { ParserData, ParserMessage } from './parse-cache-worker.js'
+import { workerUrl } from './worker-url.js'
 
 /**
  * A start deletes the entries stored longer ago than this that it did not use: old versions of
@@ -30,68 +31,11 @@ const require = createRequire(import.meta.url)
  */
 export const PRUNE_UNUSED_AFTER_MS = 7 * 86_400_000
 
-const VERSION = 'v1'
-const IV_BYTES = 12
-const TAG_BYTES = 16
-const HKDF_SALT = 'tessera parsed configuration'
-const HKDF_INFO = 'aes-256-gcm v1'
 // Entries per message of the parser thread, and per transaction.
 const ENTRIES_PER_WRITE = 1_000
 
-/** What the parser thread posts: sealed entries to store, and after the last, every digest. */
-interface ParserMessage {
-  batch: ParsedConfigEntry[]
-  used?: string[]
-}
-
-/**
- * The parser thread: @tessera/config-schema's own parse, encoding and key, so its entries are
- * the ones a load looks for, sealed as `open` below opens them (the e2e tests store with one
- * and read with the other). A file that cannot be read, or whose values JSON cannot carry, is
- * left out. The cipher objects of ten thousand entries, and the parse's garbage, stay on the
- * thread: its memory goes when it ends.
- */
-const PARSER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads')
-const { readFileSync } = require('node:fs')
-const { createCipheriv, randomBytes } = require('node:crypto')
-const { pathToFileURL } = require('node:url')
-
-const key = Buffer.from(workerData.key)
-function seal(json, digest) {
-  const iv = randomBytes(${IV_BYTES})
-  const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: ${TAG_BYTES} })
-  cipher.setAAD(Buffer.from(digest, 'utf8'))
-  const ciphertext = Buffer.concat([cipher.update(json, 'utf8'), cipher.final()])
-  return ['${VERSION}', iv, ciphertext, cipher.getAuthTag()]
-    .map((part) => (typeof part === 'string' ? part : part.toString('base64url')))
-    .join('.')
-}
-
-import(pathToFileURL(workerData.configSchema).href).then((schema) => {
-  const hits = new Set(workerData.hits)
-  const used = []
-  let batch = []
-  for (const file of workerData.files) {
-    let text
-    try {
-      text = readFileSync(file, 'utf8')
-    } catch {
-      continue
-    }
-    const digest = schema.parseCacheKey(text)
-    used.push(digest)
-    if (hits.has(digest)) continue
-    const json = schema.encodeParsedDocuments(schema.parseYamlDocuments(text))
-    if (json !== undefined) batch.push({ key: digest, value: seal(json, digest) })
-    if (batch.length >= workerData.batchSize) {
-      parentPort.postMessage({ batch })
-      batch = []
-    }
-  }
-  parentPort.postMessage({ batch, used })
-})
-`
+/** The module the parser thread runs. */
+const PARSER = workerUrl('./parse-cache-worker.js', import.meta.url)
 
 /** The parser thread's heap: its garbage dies young; bounded, so a huge file cannot grow it. */
 const PARSER_LIMITS = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 128 }
@@ -133,7 +77,7 @@ export async function openParseCache(
   secret: string,
   now: number,
 ): Promise<ParseCacheSession> {
-  const key = Buffer.from(hkdfSync('sha256', secret, HKDF_SALT, HKDF_INFO, 32))
+  const sealer = createSealer(secret, 'parsed-configuration')
   const stored = new Map<string, string>()
   for (const entry of await store.list()) stored.set(entry.key, entry.value)
   // The digests of the hits only: those of every file are made again when saving, so that a
@@ -149,7 +93,7 @@ export async function openParseCache(
       const sealed = stored.get(digest)
       // Read once: the sealed text is not needed again, and ten thousand of them are megabytes.
       stored.delete(digest)
-      const documents = sealed === undefined ? undefined : open(key, sealed, digest)
+      const documents = sealed === undefined ? undefined : open(sealer, sealed, digest)
       if (documents !== undefined) {
         hits.add(digest)
         counts.hits++
@@ -173,16 +117,14 @@ export async function openParseCache(
         if (stopped) return { added: 0, pruned: 0 }
         return { added: 0, pruned: await store.prune(used, now - PRUNE_UNUSED_AFTER_MS) }
       }
-      const worker = new Worker(PARSER_SOURCE, {
-        eval: true,
-        workerData: {
-          // The writing half alone: the whole package would cost the thread 6 MB more.
-          configSchema: require.resolve('@tessera/config-schema/parse-cache-entries'),
-          files,
-          hits: [...hits],
-          key,
-          batchSize: ENTRIES_PER_WRITE,
-        },
+      const workerData: ParserData = {
+        files,
+        hits: [...hits],
+        secret,
+        batchSize: ENTRIES_PER_WRITE,
+      }
+      const worker = new Worker(PARSER, {
+        workerData,
         resourceLimits: PARSER_LIMITS,
         stdout: true,
         stderr: true,
@@ -231,21 +173,9 @@ export async function openParseCache(
 }
 
 /** The documents of a sealed entry; undefined when it does not open or read back. */
-function open(key: Buffer, sealed: string, digest: string): ParsedDocument[] | undefined {
-  const [version, iv, ciphertext, tag, ...rest] = sealed.split('.')
-  if (version !== VERSION || rest.length > 0) return undefined
-  if (iv === undefined || ciphertext === undefined || tag === undefined) return undefined
+function open(sealer: Sealer, sealed: string, digest: string): ParsedDocument[] | undefined {
   try {
-    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'), {
-      authTagLength: TAG_BYTES,
-    })
-    decipher.setAAD(Buffer.from(digest, 'utf8'))
-    decipher.setAuthTag(Buffer.from(tag, 'base64url'))
-    const json = Buffer.concat([
-      decipher.update(Buffer.from(ciphertext, 'base64url')),
-      decipher.final(),
-    ]).toString('utf8')
-    return decodeParsedDocuments(json)
+    return decodeParsedDocuments(sealer.open(sealed, [digest]))
   } catch {
     return undefined
   }

@@ -1,7 +1,7 @@
 import type { Tenant } from '@tessera/config-schema'
 import { KeyError, readKeys, revokeKey, rotateKey } from '@tessera/keys'
 import type { KeyInfo, KeyStore } from '@tessera/keys'
-import { hasOpenIdClients, keepsRs256Key } from './id-token-keys.js'
+import { hasOpenIdClients, keepsRs256Key } from '../openid/id-token-keys.js'
 
 /**
  * The key operations that `tessera keys list|rotate|revoke` and the admin API share: one

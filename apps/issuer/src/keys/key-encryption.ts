@@ -1,5 +1,5 @@
 import type { ConfigIssue, Tenant } from '@tessera/config-schema'
-import { hasOpenIdClients } from './id-token-keys.js'
+import { hasOpenIdClients } from '../openid/id-token-keys.js'
 
 /** How to make a KEY_ENCRYPTION_SECRET, for the messages that ask for one. */
 export const MAKE_KEY_ENCRYPTION_SECRET = 'openssl rand -base64 32'
