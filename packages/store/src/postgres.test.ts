@@ -28,11 +28,12 @@ import { openStore, type OpenStoreOptions, type Store } from './store.js'
 import {
   attemptsHeld,
   codeRecord,
-  describeStoreContract,
+  runStoreContract,
   clearOne,
   failOne,
   failuresOf,
   raceLogoutAndRedemption,
+  recordConcurrently,
   refreshFamily,
   reserveOne,
   sessionRecord,
@@ -40,8 +41,7 @@ import {
   startFamily,
   storedKey,
   t0,
-} from './test-utils/contract.js'
-import { recordConcurrently } from './test-utils/failure-counter-contract.js'
+} from './test-utils/contract/index.js'
 import { raceProcesses } from './test-utils/race.js'
 
 const TABLES = [
@@ -118,7 +118,7 @@ async function failure(promise: Promise<unknown>): Promise<StoreError> {
   return error as StoreError
 }
 
-describeStoreContract('postgres', async () => {
+runStoreContract('postgres', async () => {
   await emptyTables()
   return openPostgresStore(db.url)
 })
@@ -150,7 +150,7 @@ function throughForClient(store: Store): Store {
   }
 }
 
-describeStoreContract('postgres, rotating with rotateRefreshTokenForClient,', async () => {
+runStoreContract('postgres, rotating with rotateRefreshTokenForClient,', async () => {
   await emptyTables()
   return throughForClient(await openPostgresStore(db.url))
 })

@@ -6,12 +6,12 @@ import { createMemoryStore } from './memory.js'
 import { openSqliteStore } from './sqlite.js'
 import type { Store } from './store.js'
 import {
-  describeStoreContract,
+  runStoreContract,
   refreshFamily,
   sha256,
   startFamily,
   t0,
-} from './test-utils/contract.js'
+} from './test-utils/contract/index.js'
 
 let dir: string
 let files = 0
@@ -63,7 +63,7 @@ function forClient(
 }
 
 for (const [name, open] of adapters) {
-  describeStoreContract(`${name}, rotating with rotateRefreshTokenForClient,`, () =>
+  runStoreContract(`${name}, rotating with rotateRefreshTokenForClient,`, () =>
     throughForClient(open),
   )
 

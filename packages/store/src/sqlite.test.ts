@@ -15,16 +15,16 @@ import {
   failOne,
   failuresOf,
   codeRecord,
-  describeStoreContract,
+  runStoreContract,
   raceLogoutAndRedemption,
+  recordConcurrently,
   refreshFamily,
   reserveOne,
   sha256,
   startFamily,
   storedKey,
   t0,
-} from './test-utils/contract.js'
-import { recordConcurrently } from './test-utils/failure-counter-contract.js'
+} from './test-utils/contract/index.js'
 import { raceProcesses } from './test-utils/race.js'
 
 let dir: string
@@ -57,8 +57,8 @@ function raw(file: string): Database.Database {
   return new Database(file, { readonly: true })
 }
 
-describeStoreContract('sqlite (file)', () => openSqliteStore(freshFile()))
-describeStoreContract('sqlite (:memory:)', () => openSqliteStore(':memory:'))
+runStoreContract('sqlite (file)', () => openSqliteStore(freshFile()))
+runStoreContract('sqlite (:memory:)', () => openSqliteStore(':memory:'))
 
 describe('openSqliteStore: two stores on one file', () => {
   it('count at most the limit of concurrent client-auth failures between them', async () => {
