@@ -123,39 +123,7 @@ runStoreContract('postgres', async () => {
   return openPostgresStore(db.url)
 })
 
-/**
- * The store with `rotateRefreshToken` answered by `rotateRefreshTokenForClient` for the client
- * of the contract's families: the contract's rotation tests then hold the new method to exactly
- * the rules of the old one.
- */
-function throughForClient(store: Store): Store {
-  const { refreshTokens } = store
-  return {
-    ...store,
-    refreshTokens: {
-      ...refreshTokens,
-      rotateRefreshToken(tenant, oldHash, newHash, now) {
-        if (refreshTokens.rotateRefreshTokenForClient === undefined) {
-          throw new Error('the PostgreSQL store lacks rotateRefreshTokenForClient')
-        }
-        return refreshTokens.rotateRefreshTokenForClient(
-          tenant,
-          refreshFamily().clientId,
-          oldHash,
-          newHash,
-          now,
-        )
-      },
-    },
-  }
-}
-
-runStoreContract('postgres, rotating with rotateRefreshTokenForClient,', async () => {
-  await emptyTables()
-  return throughForClient(await openPostgresStore(db.url))
-})
-
-/** rotateRefreshTokenForClient of `store`, which the PostgreSQL adapter always has. */
+/** rotateRefreshTokenForClient of `store` for a token of acme. */
 function rotateForClient(
   store: Store,
   clientId: string,
@@ -163,11 +131,7 @@ function rotateForClient(
   newHash: string,
   now: number,
 ): Promise<RotateResult> {
-  const { refreshTokens } = store
-  if (refreshTokens.rotateRefreshTokenForClient === undefined) {
-    throw new Error('the PostgreSQL store lacks rotateRefreshTokenForClient')
-  }
-  return refreshTokens.rotateRefreshTokenForClient('acme', clientId, oldHash, newHash, now)
+  return store.refreshTokens.rotateRefreshTokenForClient('acme', clientId, oldHash, newHash, now)
 }
 
 /** Connections of the store's pools that wait for a row lock another transaction holds. */

@@ -40,6 +40,14 @@ export function lifecycleContract(open: OpenStore): void {
         () => store().codes.redeemCode('acme', sha256('code-1'), t0, undefined),
         () => store().refreshTokens.findRefreshToken('acme', sha256('rt-1')),
         () => store().refreshTokens.rotateRefreshToken('acme', sha256('a'), sha256('b'), t0),
+        () =>
+          store().refreshTokens.rotateRefreshTokenForClient(
+            'acme',
+            'web',
+            sha256('a'),
+            sha256('b'),
+            t0,
+          ),
         () => store().refreshTokens.revokeFamily('acme', 'family-1', t0),
         () => store().refreshTokens.revokeFamiliesByCode('acme', sha256('code-1'), t0),
         () => store().expiry.purgeExpired(t0),
