@@ -1,6 +1,4 @@
-import { existsSync } from 'node:fs'
 import { createServer, type Server, type Socket } from 'node:net'
-import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { RotateResult } from '@tessera/grants'
 import {
   createTestDatabase,
@@ -28,12 +26,11 @@ import { openStore, type OpenStoreOptions, type Store } from './store.js'
 import {
   attemptsHeld,
   codeRecord,
+  runReplicaContract,
   runStoreContract,
   clearOne,
   failOne,
   failuresOf,
-  raceLogoutAndRedemption,
-  recordConcurrently,
   refreshFamily,
   reserveOne,
   sessionRecord,
@@ -42,7 +39,6 @@ import {
   storedKey,
   t0,
 } from './test-utils/contract/index.js'
-import { raceProcesses } from './test-utils/race.js'
 
 const TABLES = [
   'keys',
@@ -121,6 +117,15 @@ async function failure(promise: Promise<unknown>): Promise<StoreError> {
 runStoreContract('postgres', async () => {
   await emptyTables()
   return openPostgresStore(db.url)
+})
+
+runReplicaContract('postgres', {
+  async fresh() {
+    await emptyTables()
+    return db.url
+  },
+  open: (url) => open(url),
+  count: (_url, from) => count(from),
 })
 
 /** rotateRefreshTokenForClient of `store` for a token of acme. */
@@ -808,59 +813,6 @@ describe('openPostgresStore: four pools on one database, as four replicas', () =
     return store
   }
 
-  it('counts at most the limit of 60 concurrent client-auth failures across replicas', async () => {
-    const counters = (await replicas()).map((store) => store.clientAuthFailures)
-    const keys = [
-      { key: 'client:x', limit: 20 },
-      { key: 'addr:x', limit: 100 },
-    ]
-    expect(await recordConcurrently(counters, 60, keys, t0)).toBe(20)
-    expect(await count('client_auth_failures WHERE count = 20')).toBe(2)
-  })
-
-  it('lets exactly one of 20 redemptions of a code win and create its family', async () => {
-    const stores = await replicas()
-    await nth(stores, 0).codes.saveCode(codeRecord())
-    const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        nth(stores, i).codes.redeemCode('acme', sha256('code-1'), t0, {
-          family: refreshFamily({ familyId: `family-${i}` }),
-          tokenHash: sha256(`rt-${i}`),
-        }),
-      ),
-    )
-    expect(results.filter(Boolean)).toHaveLength(1)
-    expect(await count('refresh_families')).toBe(1)
-    expect(await count('refresh_tokens')).toBe(1)
-    expect(
-      await count('refresh_families WHERE family_id = $1', [`family-${results.indexOf(true)}`]),
-    ).toBe(1)
-  })
-
-  it('lets exactly one of 20 rotations of a token win; the family ends revoked', async () => {
-    const stores = await replicas()
-    await startFamily(nth(stores, 0), refreshFamily(), sha256('rt-1'))
-    const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        nth(stores, i).refreshTokens.rotateRefreshToken(
-          'acme',
-          sha256('rt-1'),
-          sha256(`next-${i}`),
-          t0 + 1,
-        ),
-      ),
-    )
-    const statuses = results.map((result) => result.status)
-    expect(statuses.filter((status) => status === 'rotated')).toHaveLength(1)
-    expect(statuses.filter((status) => status === 'reused')).toHaveLength(19)
-    // Every reuse saw the family as revoked at the time of the first one.
-    for (const result of results) {
-      if (result.status === 'reused') expect(result.family.revokedAt).toBe(t0 + 1)
-    }
-    expect(await count('refresh_tokens')).toBe(2)
-    expect(await count('refresh_families WHERE revoked_at = $1', [t0 + 1])).toBe(1)
-  })
-
   it('makes a rotation wait for a revocation in flight, then answer inactive', async () => {
     const store = await open()
     await startFamily(store, refreshFamily(), sha256('rt-1'))
@@ -935,16 +887,6 @@ describe('openPostgresStore: four pools on one database, as four replicas', () =
     expect(await count('refresh_tokens')).toBe(2)
   })
 
-  it('never leaves a live family of an ended sid: logouts on one store racing redemptions on another (#14)', async () => {
-    const [redeemer, ender] = await Promise.all([open(), open()])
-    await raceLogoutAndRedemption(redeemer, ender, 200)
-    expect(
-      await count(`refresh_families AS f WHERE f.revoked_at IS NULL AND EXISTS
-        (SELECT 1 FROM sessions AS s WHERE s.tenant = f.tenant AND s.sid = f.sid
-          AND s.ended_at IS NOT NULL)`),
-    ).toBe(0)
-  })
-
   it('makes a logout wait for a redemption in flight, then revoke the family it created (#14)', async () => {
     const store = await open()
     await store.sessions.createSession(sessionRecord())
@@ -1015,20 +957,6 @@ describe('openPostgresStore: four pools on one database, as four replicas', () =
     expect(await count('refresh_families WHERE revoked_at = $1', [t0 + 1])).toBe(1)
   })
 
-  it('lets exactly one of four stores insert the same (tenant, kid)', async () => {
-    const stores = await replicas()
-    const results = await Promise.all(
-      stores.map((store, i) =>
-        store.keys.insertKeyIfAbsent(storedKey({ publicJwk: JSON.stringify({ from: i }) })),
-      ),
-    )
-    expect(results.filter(Boolean)).toHaveLength(1)
-    const winner = JSON.stringify({ from: results.indexOf(true) })
-    for (const store of stores) {
-      expect(await store.keys.listKeys('acme')).toMatchObject([{ publicJwk: winner }])
-    }
-  })
-
   it('grants exactly the limit among 40 concurrent reservations from four stores', async () => {
     const stores = await replicas()
     const results = await Promise.all(
@@ -1087,202 +1015,6 @@ describe('openPostgresStore: four pools on one database, as four replicas', () =
       stores.map((store) => store.expiry.purgeExpired(t0 + 2 * 60 * 60 * 1000)),
     )
     expect(deleted.reduce((a, b) => a + b, 0)).toBe(10)
-  })
-})
-
-const BUILT = fileURLToPath(new URL('../dist/index.js', import.meta.url))
-
-/**
- * One replica, as a separate Node process on the built package: it opens the store, says
- * "ready", waits for "go" so that every replica starts at once, races the others through COUNT
- * redemptions, rotations (for a client or not), key inserts, marks, secrets or throttle
- * reservations, and prints its results as one JSON line. Inline rather than a file so that it
- * needs nothing beside this test.
- */
-const REPLICA = `
-import { once } from 'node:events'
-const [built, url, mode, countText, worker] = process.argv.slice(1)
-const { openPostgresStore } = await import(built)
-const count = Number(countText)
-const now = ${t0}
-const store = await openPostgresStore(url, { maxConnections: 2 })
-process.stdout.write('ready\\n')
-await once(process.stdin, 'data')
-const results = []
-for (let i = 0; i < count; i++) {
-  if (mode === 'redeem') {
-    const family = {
-      familyId: 'family-' + i + '-' + worker, tenant: 'acme', clientId: 'web', sub: 'alice',
-      scope: 'openid', claims: { worker }, codeHash: 'code-' + i, createdAt: now,
-      expiresAt: now + 86400000,
-    }
-    results.push(await store.codes.redeemCode('acme', 'code-' + i, now, {
-      family, tokenHash: 'rt-' + i + '-' + worker,
-    }))
-  } else if (mode === 'rotate') {
-    const result = await store.refreshTokens.rotateRefreshToken(
-      'acme', 'rt-' + i, 'rt-' + i + '-' + worker, now)
-    results.push(result.status)
-  } else if (mode === 'rotate-for-client') {
-    // Replica 0 presents every token as another client would.
-    const result = await store.refreshTokens.rotateRefreshTokenForClient(
-      'acme', worker === '0' ? 'other-client' : 'web', 'rt-' + i, 'rt-' + i + '-' + worker, now)
-    results.push(result.status)
-  } else if (mode === 'mark') {
-    results.push(await store.marks.mark('acme', 'jti', 'id-' + i, now + 60000, now))
-  } else if (mode === 'secret') {
-    results.push(await store.secrets.getOrCreateSecret('secret-' + i, 'value-' + i + '-' + worker))
-  } else if (mode === 'reserve') {
-    // User u<i % 3> (limit 10) with one address (limit 25), both or none, in either order.
-    const user = { key: 'user:acme:u' + (i % 3), limit: 10 }
-    const address = { key: 'addr:192.0.2.1', limit: 25 }
-    const reservation = await store.throttle.reserveAttempts(
-      i % 2 === 0 ? [user, address] : [address, user], { now, leaseMs: 60000 })
-    results.push(reservation.status === 'granted' ? i % 3 : -1)
-  } else {
-    results.push(await store.keys.insertKeyIfAbsent({
-      tenant: 'acme', kid: 'kid-' + i, alg: 'RS256', publicJwk: JSON.stringify({ worker }),
-      privateKey: '{}', createdAt: now, state: 'active',
-    }))
-  }
-}
-await store.close()
-process.stdout.write(JSON.stringify(results) + '\\n')
-process.stdin.destroy()
-`
-
-/** Starts `replicas` processes on the file's database, releases them together, and collects. */
-function race<T>(
-  mode: 'redeem' | 'rotate' | 'rotate-for-client' | 'key' | 'mark' | 'secret' | 'reserve',
-  count: number,
-  replicas: number,
-): Promise<T[][]> {
-  return raceProcesses<T>(replicas, (worker) => [
-    '--input-type=module',
-    '--eval',
-    REPLICA,
-    pathToFileURL(BUILT).href,
-    db.url,
-    mode,
-    String(count),
-    String(worker),
-  ])
-}
-
-describe('openPostgresStore: separate processes on one database', () => {
-  const rounds = 40
-  const replicas = 4
-
-  beforeAll(() => {
-    // The replicas run the built package (turbo builds before it tests): rebuild after changing
-    // src/ before running this file on its own.
-    if (!existsSync(BUILT)) throw new Error('build @tessera/store first (tsc -b)')
-  })
-
-  beforeEach(emptyTables)
-
-  it('lets exactly one process redeem each code and create its family', async () => {
-    const store = await open()
-    for (let i = 0; i < rounds; i++) {
-      await store.codes.saveCode(codeRecord({ codeHash: `code-${i}`, expiresAt: t0 + 60_000 }))
-    }
-    const results = await race<boolean>('redeem', rounds, replicas)
-    for (let i = 0; i < rounds; i++) {
-      expect(results.filter((r) => r[i] === true)).toHaveLength(1)
-    }
-    const { rows } = await raw.query<{ n: string }>(
-      'SELECT count(*) AS n FROM refresh_families GROUP BY code_hash',
-    )
-    expect(rows).toHaveLength(rounds)
-    expect(rows.every((row) => row.n === '1')).toBe(true)
-    expect(await count('refresh_tokens')).toBe(rounds)
-  })
-
-  it('lets exactly one process rotate each token; the others revoke its family', async () => {
-    const store = await open()
-    for (let i = 0; i < rounds; i++) {
-      await startFamily(store, refreshFamily({ familyId: `family-${i}` }), `rt-${i}`)
-    }
-    const results = await race<string>('rotate', rounds, replicas)
-    for (let i = 0; i < rounds; i++) {
-      const statuses = results.map((r) => r[i])
-      expect(statuses.filter((status) => status === 'rotated')).toHaveLength(1)
-      expect(statuses.filter((status) => status === 'reused')).toHaveLength(replicas - 1)
-    }
-    expect(await count('refresh_families WHERE revoked_at IS NULL')).toBe(0)
-    // Each family: its first token, spent, and the one its winner added.
-    expect(await count('refresh_tokens')).toBe(2 * rounds)
-  })
-
-  it('lets exactly one process rotate each token for its client; another client changes nothing', async () => {
-    const store = await open()
-    for (let i = 0; i < rounds; i++) {
-      await startFamily(store, refreshFamily({ familyId: `family-${i}` }), `rt-${i}`)
-    }
-    const results = await race<string>('rotate-for-client', rounds, replicas)
-    for (let i = 0; i < rounds; i++) {
-      const statuses = results.map((r) => r[i])
-      expect(statuses[0]).toBe('not_found')
-      expect(statuses.filter((status) => status === 'rotated')).toHaveLength(1)
-      expect(statuses.filter((status) => status === 'reused')).toHaveLength(replicas - 2)
-    }
-    expect(await count('refresh_families WHERE revoked_at IS NULL')).toBe(0)
-    expect(await count('refresh_tokens')).toBe(2 * rounds)
-  })
-
-  it('lets exactly one process insert each (tenant, kid)', async () => {
-    const results = await race<boolean>('key', rounds, replicas)
-    for (let i = 0; i < rounds; i++) {
-      expect(results.filter((r) => r[i] === true)).toHaveLength(1)
-    }
-    expect(await count('keys')).toBe(rounds)
-  })
-
-  it('grants no more than either limit among reservations from four processes (issue #11)', async () => {
-    const results = await race<number>('reserve', rounds, replicas)
-    const granted = results.flat().filter((user) => user >= 0)
-    expect(results.flat()).toHaveLength(rounds * replicas)
-    expect(granted).toHaveLength(25)
-    const store = await open()
-    expect(await attemptsHeld(store, 'addr:192.0.2.1', t0)).toBe(25)
-    for (const user of [0, 1, 2]) {
-      const grantedToUser = granted.filter((u) => u === user).length
-      expect(grantedToUser).toBeLessThanOrEqual(10)
-      // A reservation refused by the address counted nothing on the user.
-      expect(await attemptsHeld(store, `user:acme:u${user}`, t0)).toBe(grantedToUser)
-    }
-  })
-})
-
-describe('openPostgresStore: marks and secrets in separate processes on one database', () => {
-  const rounds = 40
-  const replicas = 4
-
-  beforeAll(() => {
-    if (!existsSync(BUILT)) throw new Error('build @tessera/store first (tsc -b)')
-  })
-
-  beforeEach(emptyTables)
-
-  it('answers true to exactly one process for each mark', async () => {
-    const results = await race<boolean>('mark', rounds, replicas)
-    for (let i = 0; i < rounds; i++) {
-      expect(results.filter((r) => r[i] === true)).toHaveLength(1)
-    }
-    expect(await count('marks')).toBe(rounds)
-  })
-
-  it('answers every process the one stored value of each secret', async () => {
-    const results = await race<string>('secret', rounds, replicas)
-    const { rows } = await raw.query<{ name: string; value: string }>(
-      'SELECT name, value FROM secrets',
-    )
-    expect(rows).toHaveLength(rounds)
-    for (let i = 0; i < rounds; i++) {
-      const stored = rows.find((row) => row.name === `secret-${i}`)?.value
-      expect(stored).toMatch(new RegExp(`^value-${i}-\\d$`))
-      expect(results.map((r) => r[i])).toEqual(Array.from({ length: replicas }, () => stored))
-    }
   })
 })
 

@@ -11,13 +11,11 @@ import { createCheckpointer, openDatabase } from './internal/sqlite-database.js'
 import { openSqliteStore } from './sqlite.js'
 import type { Store } from './store.js'
 import {
-  attemptsHeld,
   failOne,
   failuresOf,
   codeRecord,
+  runReplicaContract,
   runStoreContract,
-  raceLogoutAndRedemption,
-  recordConcurrently,
   refreshFamily,
   reserveOne,
   sha256,
@@ -25,7 +23,6 @@ import {
   storedKey,
   t0,
 } from './test-utils/contract/index.js'
-import { raceProcesses } from './test-utils/race.js'
 
 let dir: string
 let files = 0
@@ -60,19 +57,23 @@ function raw(file: string): Database.Database {
 runStoreContract('sqlite (file)', () => openSqliteStore(freshFile()))
 runStoreContract('sqlite (:memory:)', () => openSqliteStore(':memory:'))
 
-describe('openSqliteStore: two stores on one file', () => {
-  it('count at most the limit of concurrent client-auth failures between them', async () => {
+runReplicaContract('sqlite', {
+  async fresh() {
+    // Made and migrated here, so that the replicas never race to create the file.
     const file = freshFile()
-    const counters = [await open(file), await open(file)].map((store) => store.clientAuthFailures)
-    const keys = [
-      { key: 'client:x', limit: 20 },
-      { key: 'addr:x', limit: 100 },
-    ]
-    expect(await recordConcurrently(counters, 60, keys, t0)).toBe(20)
-    expect(await counters[1]?.failures(['addr:x'], t0)).toEqual([
-      { count: 20, resetAt: t0 + 15 * 60_000 },
-    ])
-  })
+    await (await openSqliteStore(file)).close()
+    return `sqlite:${file}`
+  },
+  open: (url) => open(url.slice('sqlite:'.length)),
+  count(url, from) {
+    const db = raw(url.slice('sqlite:'.length))
+    try {
+      const row = db.prepare(`SELECT count(*) AS n FROM ${from}`).get() as { n: number }
+      return Promise.resolve(row.n)
+    } finally {
+      db.close()
+    }
+  },
 })
 
 describe('openSqliteStore', () => {
@@ -175,33 +176,6 @@ describe('openSqliteStore', () => {
     db.close()
   })
 
-  it('lets two stores on one file, like two processes, see each other’s writes', async () => {
-    const file = freshFile()
-    const a = await open(file)
-    const b = await open(file)
-    await a.keys.insertKeyIfAbsent(storedKey())
-    expect(await b.keys.listKeys('acme')).toEqual([storedKey()])
-    await b.keys.updateKeyState('acme', '2025-03-10', 'retired', 5)
-    expect(await a.keys.listKeys('acme')).toMatchObject([{ state: 'retired', retiredAt: 5 }])
-    const window = { limit: 2, now: 0, windowMs: 60_000 }
-    await failOne(a, 'acme:alice', window)
-    expect((await reserveOne(b, 'acme:alice', window)).status).toBe('granted')
-    expect((await reserveOne(a, 'acme:alice', window)).status).toBe('busy')
-  })
-
-  it('lets exactly one of two stores on one file insert the same (tenant, kid)', async () => {
-    const file = freshFile()
-    const [a, b] = await Promise.all([open(file), open(file)])
-    const results = await Promise.all([
-      a.keys.insertKeyIfAbsent(storedKey({ publicJwk: '{"from":"a"}' })),
-      b.keys.insertKeyIfAbsent(storedKey({ publicJwk: '{"from":"b"}' })),
-    ])
-    expect(results.filter(Boolean)).toHaveLength(1)
-    const winner = results[0] ? '{"from":"a"}' : '{"from":"b"}'
-    expect(await a.keys.listKeys('acme')).toMatchObject([{ publicJwk: winner }])
-    expect(await b.keys.listKeys('acme')).toMatchObject([{ publicJwk: winner }])
-  })
-
   it('refuses a file that is not an SQLite database', async () => {
     const file = freshFile()
     await writeFile(file, 'this is not a database, it is a plain text file of some length')
@@ -231,186 +205,17 @@ describe('openSqliteStore', () => {
   })
 })
 
-describe('openSqliteStore: two stores on one file, as two replicas', () => {
-  it('never leaves a live family of a sid whose logout, on one store, raced a redemption on the other (#14)', async () => {
-    const file = freshFile()
-    const [a, b] = await Promise.all([open(file), open(file)])
-    await raceLogoutAndRedemption(a, b, 40)
-  })
-
-  it('lets exactly one of 20 redemptions of a code, spread over both, win', async () => {
-    const file = freshFile()
-    const [a, b] = await Promise.all([open(file), open(file)])
-    const code = codeRecord()
-    await a.codes.saveCode(code)
-    const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        (i % 2 === 0 ? a : b).codes.redeemCode('acme', code.codeHash, t0, {
-          family: refreshFamily({ familyId: `family-${i}` }),
-          tokenHash: sha256(`rt-${i}`),
-        }),
-      ),
-    )
-    expect(results.filter(Boolean)).toHaveLength(1)
-    const db = raw(file)
-    expect(db.prepare('SELECT count(*) AS n FROM refresh_families').get()).toEqual({ n: 1 })
-    expect(db.prepare('SELECT count(*) AS n FROM refresh_tokens').get()).toEqual({ n: 1 })
-    db.close()
-    expect(await b.codes.findCode('acme', code.codeHash)).toMatchObject({ consumedAt: t0 })
-  })
-
-  it('lets exactly one of 20 rotations of a token, spread over both, win; the family ends revoked', async () => {
-    const file = freshFile()
-    const [a, b] = await Promise.all([open(file), open(file)])
-    await startFamily(a, refreshFamily(), sha256('rt-1'))
-    const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        (i % 2 === 0 ? b : a).refreshTokens.rotateRefreshToken(
-          'acme',
-          sha256('rt-1'),
-          sha256(`next-${i}`),
-          t0 + 1,
-        ),
-      ),
-    )
-    const statuses = results.map((result) => result.status)
-    expect(statuses.filter((status) => status === 'rotated')).toHaveLength(1)
-    expect(statuses.filter((status) => status === 'reused')).toHaveLength(19)
-    for (const store of [a, b]) {
-      expect(await store.refreshTokens.findRefreshToken('acme', sha256('rt-1'))).toMatchObject({
-        token: { spentAt: t0 + 1 },
-        family: { revokedAt: t0 + 1 },
-      })
-    }
-  })
-})
-
-const REPLICA = fileURLToPath(new URL('./test-utils/replica.mjs', import.meta.url))
 const BUILT = fileURLToPath(new URL('../dist/index.js', import.meta.url))
 
 /**
- * The replicas are plain Node processes, so they run the built package (turbo builds before it
- * tests): rebuild after changing src/ before running this file on its own.
+ * The umask tests run the built package in a child process (turbo builds before it tests):
+ * rebuild after changing src/ before running this file on its own.
  */
 function checkBuild(): void {
   if (!existsSync(BUILT)) throw new Error('build @tessera/store first (tsc -b)')
 }
 
-/** Starts `replicas` processes on one file, releases them together, and returns their results. */
-function race<T>(
-  file: string,
-  mode: 'redeem' | 'rotate' | 'mark' | 'secret' | 'reserve',
-  count: number,
-  replicas: number,
-): Promise<T[][]> {
-  return raceProcesses<T>(replicas, (worker) => [
-    REPLICA,
-    file,
-    mode,
-    String(count),
-    String(worker),
-  ])
-}
-
-describe('openSqliteStore: separate processes on one file', () => {
-  const count = 40
-  const replicas = 4
-
-  beforeAll(checkBuild)
-
-  it('lets exactly one process redeem each code and create its family', async () => {
-    const file = freshFile()
-    const store = await open(file)
-    for (let i = 0; i < count; i++) {
-      await store.codes.saveCode(codeRecord({ codeHash: `code-${i}`, expiresAt: t0 + 60_000 }))
-    }
-    const results = await race<boolean>(file, 'redeem', count, replicas)
-    for (let i = 0; i < count; i++) {
-      expect(results.filter((r) => r[i] === true)).toHaveLength(1)
-    }
-    const db = raw(file)
-    const families = db
-      .prepare('SELECT code_hash, count(*) AS n FROM refresh_families GROUP BY code_hash')
-      .all()
-    expect(families).toHaveLength(count)
-    expect(families.every((row) => (row as { n: number }).n === 1)).toBe(true)
-    expect(db.prepare('SELECT count(*) AS n FROM refresh_tokens').get()).toEqual({ n: count })
-    db.close()
-  })
-
-  it('lets exactly one process rotate each token; the others revoke its family', async () => {
-    const file = freshFile()
-    const store = await open(file)
-    for (let i = 0; i < count; i++) {
-      await startFamily(store, refreshFamily({ familyId: `family-${i}` }), `rt-${i}`)
-    }
-    const results = await race<string>(file, 'rotate', count, replicas)
-    for (let i = 0; i < count; i++) {
-      const statuses = results.map((r) => r[i])
-      expect(statuses.filter((status) => status === 'rotated')).toHaveLength(1)
-      expect(statuses.filter((status) => status === 'reused')).toHaveLength(replicas - 1)
-    }
-    const db = raw(file)
-    expect(
-      db.prepare('SELECT count(*) AS n FROM refresh_families WHERE revoked_at IS NULL').get(),
-    ).toEqual({ n: 0 })
-    // Each family: its first token, spent, and the one its winner added.
-    expect(db.prepare('SELECT count(*) AS n FROM refresh_tokens').get()).toEqual({ n: 2 * count })
-    db.close()
-  })
-
-  it('grants no more than either limit among reservations from four processes (issue #11)', async () => {
-    const file = freshFile()
-    await (await open(file)).close()
-    // replica.mjs reserves user u<i % 3> (limit 10) with one address (limit 25), both or none.
-    const results = await race<number>(file, 'reserve', count, replicas)
-    const granted = results.flat().filter((user) => user >= 0)
-    expect(results.flat()).toHaveLength(count * replicas)
-    expect(granted).toHaveLength(25)
-    const store = await open(file)
-    expect(await attemptsHeld(store, 'addr:192.0.2.1', t0)).toBe(25)
-    for (const user of [0, 1, 2]) {
-      const grantedToUser = granted.filter((u) => u === user).length
-      expect(grantedToUser).toBeLessThanOrEqual(10)
-      // A reservation refused by the address counted nothing on the user.
-      expect(await attemptsHeld(store, `user:acme:u${user}`, t0)).toBe(grantedToUser)
-    }
-  })
-})
-
-describe('openSqliteStore: marks and secrets in separate processes on one file', () => {
-  const count = 40
-  const replicas = 4
-
-  beforeAll(checkBuild)
-
-  it('answers true to exactly one process for each mark', async () => {
-    const file = freshFile()
-    await open(file)
-    const results = await race<boolean>(file, 'mark', count, replicas)
-    for (let i = 0; i < count; i++) {
-      expect(results.filter((r) => r[i] === true)).toHaveLength(1)
-    }
-    const db = raw(file)
-    expect(db.prepare('SELECT count(*) AS n FROM marks').get()).toEqual({ n: count })
-    db.close()
-  })
-
-  it('answers every process the one stored value of each secret', async () => {
-    const file = freshFile()
-    await open(file)
-    const results = await race<string>(file, 'secret', count, replicas)
-    const db = raw(file)
-    for (let i = 0; i < count; i++) {
-      const stored = db.prepare('SELECT value FROM secrets WHERE name = ?').get(`secret-${i}`)
-      expect(stored).toEqual({ value: expect.stringMatching(`^value-${i}-\\d$`) as unknown })
-      expect(results.map((r) => r[i])).toEqual(
-        Array.from({ length: replicas }, () => (stored as { value: string }).value),
-      )
-    }
-    db.close()
-  })
-
+describe('openSqliteStore: marks and secrets', () => {
   it('keeps marks and secrets across close and reopen', async () => {
     const file = freshFile()
     const first = await openSqliteStore(file)

@@ -8,11 +8,14 @@ import { keysContract } from './keys.js'
 import { lifecycleContract } from './lifecycle.js'
 import { marksContract } from './marks.js'
 import { parsedConfigContract } from './parsed-config.js'
+import { processesContract } from './processes.js'
 import { publishAheadContract } from './publish-ahead.js'
 import { purgeContract } from './purge.js'
 import { refreshTokensContract } from './refresh-tokens.js'
 import { secretsContract } from './secrets.js'
 import { sessionsContract } from './sessions.js'
+import type { SharedDatabase } from './shared-database.js'
+import { storesContract } from './stores.js'
 import { throttleContract } from './throttle.js'
 
 export { attemptsHeld, clearOne, failOne, failuresOf, releaseOne, reserveOne } from './attempts.js'
@@ -31,6 +34,7 @@ export {
 } from './fixtures.js'
 export type { OpenStore } from './fixtures.js'
 export { raceLogoutAndRedemption, recordConcurrently } from './races.js'
+export type { SharedDatabase } from './shared-database.js'
 
 /** One suite per port; each opens a fresh store with the factory before each of its tests. */
 const SUITES: readonly ((open: OpenStore) => void)[] = [
@@ -57,5 +61,16 @@ const SUITES: readonly ((open: OpenStore) => void)[] = [
 export function runStoreContract(name: string, open: OpenStore): void {
   describe(`${name} store: contract`, () => {
     for (const suite of SUITES) suite(open)
+  })
+}
+
+/**
+ * The behaviour replicas of an adapter that shares one database owe each other: several stores
+ * of one process, and separate processes, racing on the same rows.
+ */
+export function runReplicaContract(name: string, database: SharedDatabase): void {
+  describe(`${name} store: replicas`, () => {
+    storesContract(database)
+    processesContract(database)
   })
 }
