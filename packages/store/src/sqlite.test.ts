@@ -3,7 +3,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs'
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { MIGRATIONS, migrate } from './internal/migrations.js'
@@ -229,33 +229,14 @@ describe('openSqliteStore: marks and secrets', () => {
   })
 })
 
-/**
- * Opens a store at FILE through the built package in a process whose umask is 000, writes a
- * secret and a mark, and keeps it open (so that the -wal and -shm files exist) until told to
- * close. It also writes CONTROL with Node's default mode (0666 less the umask), which shows the
- * umask the process really had.
- */
-const UMASK_CHILD = `
-import { once } from 'node:events'
-import { writeFileSync } from 'node:fs'
-const [built, file, control] = process.argv.slice(1)
-const { openSqliteStore } = await import(built)
-const store = await openSqliteStore(file)
-await store.secrets.getOrCreateSecret('login-form-key', 'a-secret-value')
-await store.marks.mark('acme', 'jti', 'j-1', Date.now() + 60000, Date.now())
-writeFileSync(control, '')
-process.stdout.write('ready\\n')
-await once(process.stdin, 'data')
-await store.close()
-process.stdin.destroy()
-`
+const UMASK_CHILD = fileURLToPath(new URL('./test-utils/umask-child.mjs', import.meta.url))
 
 /** The permission bits of `path`, as an octal string such as `600`. */
 function modeOf(path: string): string {
   return (statSync(path).mode & 0o777).toString(8)
 }
 
-/** Runs UMASK_CHILD on `file`, calls `inspect` while its store is open, then lets it close. */
+/** Runs umask-child.mjs on `file`, calls `inspect` while its store is open, then lets it close. */
 async function withStoreOpenUnderUmask000(
   file: string,
   control: string,
@@ -264,18 +245,7 @@ async function withStoreOpenUnderUmask000(
   // sh sets the umask, then becomes node: the umask is the process's from its first instruction.
   const child = spawn(
     '/bin/sh',
-    [
-      '-c',
-      'umask 000 && exec "$@"',
-      'sh',
-      process.execPath,
-      '--input-type=module',
-      '--eval',
-      UMASK_CHILD,
-      pathToFileURL(BUILT).href,
-      file,
-      control,
-    ],
+    ['-c', 'umask 000 && exec "$@"', 'sh', process.execPath, UMASK_CHILD, file, control],
     { stdio: ['pipe', 'pipe', 'inherit'] },
   )
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
