@@ -799,19 +799,8 @@ describe('openStore with a PostgreSQL URL', () => {
   })
 })
 
-describe('openPostgresStore: four pools on one database, as four replicas', () => {
+describe('openPostgresStore: another replica’s transaction in flight', () => {
   beforeEach(emptyTables)
-
-  async function replicas(): Promise<Store[]> {
-    return Promise.all(Array.from({ length: 4 }, () => open()))
-  }
-
-  /** The replica that serves request `i`: round robin. */
-  function nth(stores: Store[], i: number): Store {
-    const store = stores[i % stores.length]
-    if (store === undefined) throw new Error('no replicas')
-    return store
-  }
 
   it('makes a rotation wait for a revocation in flight, then answer inactive', async () => {
     const store = await open()
@@ -933,89 +922,6 @@ describe('openPostgresStore: four pools on one database, as four replicas', () =
     expect(await count('refresh_families')).toBe(0)
     expect(await count('refresh_tokens')).toBe(0)
   })
-
-  it('lets exactly one of 20 rotations for the client win; another client’s attempts change nothing', async () => {
-    const stores = await replicas()
-    await startFamily(nth(stores, 0), refreshFamily(), sha256('rt-1'))
-    const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        rotateForClient(
-          nth(stores, i),
-          i % 4 === 3 ? 'other-client' : 'web',
-          sha256('rt-1'),
-          sha256(`next-${i}`),
-          t0 + 1,
-        ),
-      ),
-    )
-    const statuses = results.map((result) => result.status)
-    expect(statuses.filter((status) => status === 'not_found')).toHaveLength(5)
-    expect(statuses.filter((status) => status === 'rotated')).toHaveLength(1)
-    expect(statuses.filter((status) => status === 'reused')).toHaveLength(14)
-    expect(statuses.indexOf('rotated') % 4).not.toBe(3)
-    expect(await count('refresh_tokens')).toBe(2)
-    expect(await count('refresh_families WHERE revoked_at = $1', [t0 + 1])).toBe(1)
-  })
-
-  it('grants exactly the limit among 40 concurrent reservations from four stores', async () => {
-    const stores = await replicas()
-    const results = await Promise.all(
-      Array.from({ length: 40 }, (_, i) =>
-        reserveOne(nth(stores, i), 'user:acme:alice', { limit: 9, now: t0 }),
-      ),
-    )
-    expect(results.filter((r) => r.status === 'granted')).toHaveLength(9)
-    expect(results.filter((r) => r.status === 'busy')).toHaveLength(31)
-    expect(await attemptsHeld(nth(stores, 0), 'user:acme:alice', t0)).toBe(9)
-  })
-
-  it('reserves and settles two keys from four stores at once, in either order, without deadlock', async () => {
-    const stores = await replicas()
-    const window = { now: t0, windowMs: 60_000 }
-    const user = (i: number) => ({ key: `user:acme:u${i % 4}`, limit: 6 })
-    const address = { key: 'addr:192.0.2.1', limit: 20 }
-    // Half ask user then address, half the other way round; every fourth granted one is settled
-    // as a success (clear the user), the others as failures, while the rest still reserve.
-    const outcomes = await Promise.all(
-      Array.from({ length: 60 }, async (_, i) => {
-        const store = nth(stores, i)
-        const keys = i % 2 === 0 ? [user(i), address] : [address, user(i)]
-        const reservation = await store.throttle.reserveAttempts(keys, { now: t0, leaseMs: 60_000 })
-        if (reservation.status !== 'granted') return 'refused'
-        const success = i % 4 === 1
-        await store.throttle.settleAttempts(
-          {
-            hold: reservation.hold,
-            fail: success ? [] : [user(i).key, address.key],
-            clear: success ? [user(i).key] : [],
-          },
-          window,
-        )
-        return success ? 'signed-in' : 'failed'
-      }),
-    )
-    const failed = outcomes.filter((o) => o === 'failed').length
-    // The address holds the failures only, and no hold is left.
-    expect(await failuresOf(nth(stores, 0), address.key, t0)).toBe(failed)
-    expect(await attemptsHeld(nth(stores, 0), address.key, t0)).toBe(failed)
-    expect(failed).toBeLessThanOrEqual(20)
-    for (const u of [0, 2, 3]) {
-      expect(await failuresOf(nth(stores, 0), `user:acme:u${u}`, t0)).toBeLessThanOrEqual(6)
-    }
-  })
-
-  it('purges from several replicas at once without deleting anything twice', async () => {
-    const stores = await replicas()
-    for (let i = 0; i < 10; i++) {
-      await nth(stores, 0).codes.saveCode(
-        codeRecord({ codeHash: sha256(`old-${i}`), expiresAt: t0 }),
-      )
-    }
-    const deleted = await Promise.all(
-      stores.map((store) => store.expiry.purgeExpired(t0 + 2 * 60 * 60 * 1000)),
-    )
-    expect(deleted.reduce((a, b) => a + b, 0)).toBe(10)
-  })
 })
 
 describe('openPostgresStore: marks', () => {
@@ -1026,16 +932,6 @@ describe('openPostgresStore: marks', () => {
     expect(await store.marks.mark('acme', 'jti', 'a\u0000\u00e9', t0 + 1, t0)).toBe(true)
     const { rows } = await raw.query<{ id: string }>("SELECT encode(id, 'hex') AS id FROM marks")
     expect(rows).toEqual([{ id: Buffer.from('a\u0000\u00e9').toString('hex') }])
-  })
-
-  it('lets exactly one of 20 marks of one id, spread over four pools, set it', async () => {
-    const stores = await Promise.all([open(), open(), open(), open()])
-    const answers = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        (stores[i % 4] as Store).marks.mark('acme', 'jti', 'race', t0 + 60_000, t0),
-      ),
-    )
-    expect(answers.filter(Boolean)).toHaveLength(1)
   })
 })
 

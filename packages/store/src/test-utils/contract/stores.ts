@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { Store } from '../../store.js'
-import { failOne, reserveOne } from './attempts.js'
+import { attemptsHeld, failOne, failuresOf, reserveOne } from './attempts.js'
 import { codeRecord, refreshFamily, sha256, startFamily, storedKey, t0 } from './fixtures.js'
 import { raceLogoutAndRedemption, recordConcurrently } from './races.js'
 import type { SharedDatabase } from './shared-database.js'
@@ -128,6 +128,101 @@ export function storesContract(database: SharedDatabase): void {
               AND s.ended_at IS NOT NULL)`,
         ),
       ).toBe(0)
+    })
+    it('let exactly one of 20 rotations for the client win; another client’s attempts change nothing', async () => {
+      const { stores, url } = await replicas()
+      await startFamily(nth(stores, 0), refreshFamily(), sha256('rt-1'))
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          nth(stores, i).refreshTokens.rotateRefreshTokenForClient(
+            'acme',
+            i % 4 === 3 ? 'other-client' : 'web',
+            sha256('rt-1'),
+            sha256(`next-${i}`),
+            t0 + 1,
+          ),
+        ),
+      )
+      const statuses = results.map((result) => result.status)
+      expect(statuses.filter((status) => status === 'not_found')).toHaveLength(5)
+      expect(statuses.filter((status) => status === 'rotated')).toHaveLength(1)
+      expect(statuses.filter((status) => status === 'reused')).toHaveLength(14)
+      expect(statuses.indexOf('rotated') % 4).not.toBe(3)
+      expect(await database.count(url, 'refresh_tokens')).toBe(2)
+      expect(await database.count(url, `refresh_families WHERE revoked_at = ${t0 + 1}`)).toBe(1)
+    })
+
+    it('grant exactly the limit among 40 concurrent reservations', async () => {
+      const { stores } = await replicas()
+      const results = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          reserveOne(nth(stores, i), 'user:acme:alice', { limit: 9, now: t0 }),
+        ),
+      )
+      expect(results.filter((r) => r.status === 'granted')).toHaveLength(9)
+      expect(results.filter((r) => r.status === 'busy')).toHaveLength(31)
+      expect(await attemptsHeld(nth(stores, 0), 'user:acme:alice', t0)).toBe(9)
+    })
+
+    it('reserve and settle two keys at once, in either order, without deadlock', async () => {
+      const { stores } = await replicas()
+      const window = { now: t0, windowMs: 60_000 }
+      const user = (i: number) => ({ key: `user:acme:u${i % 4}`, limit: 6 })
+      const address = { key: 'addr:192.0.2.1', limit: 20 }
+      // Half ask user then address, half the other way round; every fourth granted one is settled
+      // as a success (clear the user), the others as failures, while the rest still reserve.
+      const outcomes = await Promise.all(
+        Array.from({ length: 60 }, async (_, i) => {
+          const store = nth(stores, i)
+          const keys = i % 2 === 0 ? [user(i), address] : [address, user(i)]
+          const reservation = await store.throttle.reserveAttempts(keys, {
+            now: t0,
+            leaseMs: 60_000,
+          })
+          if (reservation.status !== 'granted') return 'refused'
+          const success = i % 4 === 1
+          await store.throttle.settleAttempts(
+            {
+              hold: reservation.hold,
+              fail: success ? [] : [user(i).key, address.key],
+              clear: success ? [user(i).key] : [],
+            },
+            window,
+          )
+          return success ? 'signed-in' : 'failed'
+        }),
+      )
+      const failed = outcomes.filter((o) => o === 'failed').length
+      // The address holds the failures only, and no hold is left.
+      expect(await failuresOf(nth(stores, 0), address.key, t0)).toBe(failed)
+      expect(await attemptsHeld(nth(stores, 0), address.key, t0)).toBe(failed)
+      expect(failed).toBeLessThanOrEqual(20)
+      for (const u of [0, 2, 3]) {
+        expect(await failuresOf(nth(stores, 0), `user:acme:u${u}`, t0)).toBeLessThanOrEqual(6)
+      }
+    })
+
+    it('let exactly one of 20 marks of one id, spread over them, set it', async () => {
+      const { stores } = await replicas()
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          nth(stores, i).marks.mark('acme', 'jti', 'race', t0 + 60_000, t0),
+        ),
+      )
+      expect(answers.filter(Boolean)).toHaveLength(1)
+    })
+
+    it('purge at once without deleting anything twice', async () => {
+      const { stores } = await replicas()
+      for (let i = 0; i < 10; i++) {
+        await nth(stores, 0).codes.saveCode(
+          codeRecord({ codeHash: sha256(`old-${i}`), expiresAt: t0 }),
+        )
+      }
+      const deleted = await Promise.all(
+        stores.map((store) => store.expiry.purgeExpired(t0 + 2 * 60 * 60 * 1000)),
+      )
+      expect(deleted.reduce((a, b) => a + b, 0)).toBe(10)
     })
   })
 }
