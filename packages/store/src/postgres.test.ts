@@ -176,7 +176,7 @@ async function afterCommitOf<T>(
 describe('openPostgresStore', () => {
   beforeEach(emptyTables)
 
-  it('numbers key changes in commit order, so a poll never passes one still uncommitted (#15)', async () => {
+  it('numbers key changes in commit order, so a poll never passes one still uncommitted', async () => {
     const store = await open()
     const since = await store.keys.keyChangeCursor()
     const early = storedKey({ tenant: 'early' })
@@ -370,7 +370,7 @@ describe('openPostgresStore', () => {
     expect(rows).toEqual([{ id: 'live' }])
   })
 
-  it('stores a code’s nonce as its UTF-8 bytes, U+0000 included (#14)', async () => {
+  it('stores a code’s nonce as its UTF-8 bytes, U+0000 included', async () => {
     const store = await open()
     const nonce = 'a\u0000\u00e9\u{1F600}'
     await store.codes.saveCode(codeRecord({ nonce, sid: 'sid-1', authTime: t0 }))
@@ -383,7 +383,7 @@ describe('openPostgresStore', () => {
     expect(rows).toEqual([{ nonce: Buffer.from(nonce).toString('hex') }])
   })
 
-  it('migrates a version 7 database in place, keeping its codes and families (#14)', async () => {
+  it('migrates a version 7 database in place, keeping its codes and families', async () => {
     const database = await freshDatabase()
     const client = new pg.Client({ connectionString: database.url })
     await client.connect()
@@ -876,7 +876,7 @@ describe('openPostgresStore: another replica’s transaction in flight', () => {
     expect(await count('refresh_tokens')).toBe(2)
   })
 
-  it('makes a logout wait for a redemption in flight, then revoke the family it created (#14)', async () => {
+  it('makes a logout wait for a redemption in flight, then revoke the family it created', async () => {
     const store = await open()
     await store.sessions.createSession(sessionRecord())
     await store.codes.saveCode(codeRecord({ sid: 'sid-1', authTime: t0 }))
@@ -903,7 +903,7 @@ describe('openPostgresStore: another replica’s transaction in flight', () => {
     expect((await store.refreshTokens.findFamily('acme', 'family-1'))?.revokedAt).toBe(t0 + 2)
   })
 
-  it('makes a redemption wait for a logout in flight, then fail (#14)', async () => {
+  it('makes a redemption wait for a logout in flight, then fail', async () => {
     const store = await open()
     await store.sessions.createSession(sessionRecord())
     await store.codes.saveCode(codeRecord({ sid: 'sid-1', authTime: t0 }))

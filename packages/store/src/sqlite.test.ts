@@ -110,7 +110,7 @@ describe('openSqliteStore', () => {
     expect(after).toMatchObject(MIGRATIONS.map(({ version, name }) => ({ version, name })))
   })
 
-  it('migrates a version 7 file in place, keeping its codes and families (#14)', async () => {
+  it('migrates a version 7 file in place, keeping its codes and families', async () => {
     const file = freshFile()
     const seven = new Database(file)
     migrate(seven, MIGRATIONS.slice(0, 7))
@@ -265,7 +265,7 @@ async function withStoreOpenUnderUmask000(
   }
 }
 
-describe('openSqliteStore: file modes (#11)', () => {
+describe('openSqliteStore: file modes', () => {
   beforeAll(checkBuild)
 
   it('creates its directories 0700 and the database, -wal and -shm 0600 under umask 000', async () => {

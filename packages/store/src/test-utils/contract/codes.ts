@@ -105,7 +105,7 @@ export function codesContract(open: OpenStore): void {
       })
     })
 
-    it('creates a family without a token when the redemption gives none (#11)', async () => {
+    it('creates a family without a token when the redemption gives none', async () => {
       const code = codeRecord()
       await store().codes.saveCode(code)
       const family = refreshFamily({ familyId: 'no-token', codeHash: code.codeHash })

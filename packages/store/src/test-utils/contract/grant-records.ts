@@ -48,7 +48,7 @@ export function grantRecordsContract(open: OpenStore): void {
     })
   })
 
-  describe('OpenID Connect fields of codes and families (#14)', () => {
+  describe('OpenID Connect fields of codes and families', () => {
     const store = freshStoreEach(open)
 
     const oidc = { nonce: 'n-0S6_WzA2Mj', sid: 'sid-1', authTime: t0 - minute }

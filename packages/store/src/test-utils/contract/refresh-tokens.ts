@@ -35,7 +35,7 @@ export function refreshTokensContract(open: OpenStore): void {
 
     rotationTests(store, (...args) => store().refreshTokens.rotateRefreshToken(...args))
 
-    it('finds a family by id in any state, and nothing for an unknown id or tenant (#11)', async () => {
+    it('finds a family by id in any state, and nothing for an unknown id or tenant', async () => {
       expect(await store().refreshTokens.findFamily('acme', family.familyId)).toStrictEqual(family)
       expect(await store().refreshTokens.findFamily('acme', 'no-such-family')).toBeUndefined()
       expect(await store().refreshTokens.findFamily('globex', family.familyId)).toBeUndefined()

@@ -18,7 +18,7 @@ import { raceLogoutAndRedemption } from './races.js'
 
 /** The SessionStore port: sign-in sessions, and a logout that ends its sid everywhere. */
 export function sessionsContract(open: OpenStore): void {
-  describe('sessions (#14)', () => {
+  describe('sessions', () => {
     const store = freshStoreEach(open)
 
     it('creates a session and finds it by (tenant, idHash) with every field intact', async () => {
