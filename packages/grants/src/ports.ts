@@ -281,14 +281,13 @@ export interface RefreshTokenStore {
     now: number,
   ): Promise<RotateResult>
   /**
-   * Optional: `rotateRefreshToken` of a token presented by `clientId`, in one transaction. A
-   * token whose family belongs to another client answers `not_found` and changes nothing, as an
-   * unknown token does; any other token is rotated exactly as `rotateRefreshToken` rotates it.
-   * When an adapter has it, the refresh grant calls it instead of `findRefreshToken` followed by
-   * `rotateRefreshToken`, saving a read and a round trip; without it, the grant makes those two
-   * calls, with the same outcome.
+   * `rotateRefreshToken` of a token presented by `clientId`, in one transaction. A token whose
+   * family belongs to another client answers `not_found` and changes nothing, as an unknown
+   * token does; any other token is rotated exactly as `rotateRefreshToken` rotates it. The
+   * refresh grant calls it when the request narrows no scope, instead of `findRefreshToken`
+   * followed by `rotateRefreshToken`: one read and one round trip fewer.
    */
-  rotateRefreshTokenForClient?(
+  rotateRefreshTokenForClient(
     tenant: string,
     clientId: string,
     oldHash: string,

@@ -6,6 +6,7 @@ import { sha256Hex } from './crypto.js'
 import { OAuthError } from './errors.js'
 import type { RefreshFamily, RefreshTokenRecord, RefreshTokenStore, RotateResult } from './ports.js'
 import { refreshTokenGrant } from './refresh-token.js'
+import type { TokenParams } from './request.js'
 
 // Unit test of the grant's use of the port, with an in-test store that follows the port's
 // rotation rules; the store's contract suite holds the real adapters to those rules, and the
@@ -39,7 +40,7 @@ interface FakeStore extends RefreshTokenStore {
   family: RefreshFamily
 }
 
-function fakeStore(withForClient: boolean): FakeStore {
+function fakeStore(): FakeStore {
   const family: RefreshFamily = {
     familyId: 'family-1',
     tenant: 'acme',
@@ -81,18 +82,16 @@ function fakeStore(withForClient: boolean): FakeStore {
       calls.push('rotateRefreshToken')
       return Promise.resolve(rotate(oldHash, newHash, at))
     },
-    findFamily: () => Promise.reject(new Error('not used')),
-    revokeFamily: () => Promise.reject(new Error('not used')),
-    revokeFamiliesByCode: () => Promise.reject(new Error('not used')),
-  }
-  if (withForClient) {
-    store.rotateRefreshTokenForClient = (_tenant, clientId, oldHash, newHash, at) => {
+    rotateRefreshTokenForClient(_tenant, clientId, oldHash, newHash, at) {
       calls.push('rotateRefreshTokenForClient')
       if (tokens.has(oldHash) && clientId !== family.clientId) {
         return Promise.resolve({ status: 'not_found' })
       }
       return Promise.resolve(rotate(oldHash, newHash, at))
-    }
+    },
+    findFamily: () => Promise.reject(new Error('not used')),
+    revokeFamily: () => Promise.reject(new Error('not used')),
+    revokeFamiliesByCode: () => Promise.reject(new Error('not used')),
   }
   return store
 }
@@ -110,16 +109,27 @@ async function refuse(promise: Promise<unknown>): Promise<OAuthError> {
   return error as OAuthError
 }
 
-for (const withForClient of [true, false]) {
-  describe(`refreshTokenGrant, ${withForClient ? 'with' : 'without'} rotateRefreshTokenForClient`, () => {
+// Without a scope the grant rotates in one call, the store checking the client; a scope asked for
+// (even the family's whole scope) makes it read the family first, then rotate.
+const shapes: { label: string; asked: TokenParams; calls: string[] }[] = [
+  { label: 'without a scope', asked: {}, calls: ['rotateRefreshTokenForClient'] },
+  {
+    label: 'asking for the family’s whole scope',
+    asked: { scope: 'a b' },
+    calls: ['findRefreshToken', 'rotateRefreshToken'],
+  },
+]
+
+for (const { label, asked, calls } of shapes) {
+  describe(`refreshTokenGrant, ${label}`, () => {
     let store: FakeStore
     beforeEach(() => {
-      store = fakeStore(withForClient)
+      store = fakeStore()
     })
 
     it('rotates the token and answers with the family’s whole scope', async () => {
       const response = await refreshTokenGrant(
-        { refresh_token: 'rt-1' },
+        { refresh_token: 'rt-1', ...asked },
         client,
         tenant,
         deps(store),
@@ -128,16 +138,12 @@ for (const withForClient of [true, false]) {
       expect(store.tokens.get(sha256Hex(response.refresh_token ?? ''))).toMatchObject({
         familyId: 'family-1',
       })
-      expect(store.calls).toEqual(
-        withForClient
-          ? ['rotateRefreshTokenForClient']
-          : ['findRefreshToken', 'rotateRefreshToken'],
-      )
+      expect(store.calls).toEqual(calls)
     })
 
     it('refuses a token of another client and leaves it unspent', async () => {
       const error = await refuse(
-        refreshTokenGrant({ refresh_token: 'rt-1' }, otherClient, tenant, deps(store)),
+        refreshTokenGrant({ refresh_token: 'rt-1', ...asked }, otherClient, tenant, deps(store)),
       )
       expect(error).toMatchObject({ code: 'invalid_grant', description: 'invalid refresh token' })
       expect(store.tokens.get(sha256Hex('rt-1'))).not.toHaveProperty('spentAt')
@@ -146,38 +152,45 @@ for (const withForClient of [true, false]) {
 
     it('refuses an unknown token as invalid', async () => {
       const error = await refuse(
-        refreshTokenGrant({ refresh_token: 'made-up' }, client, tenant, deps(store)),
+        refreshTokenGrant({ refresh_token: 'made-up', ...asked }, client, tenant, deps(store)),
       )
       expect(error).toMatchObject({ code: 'invalid_grant', description: 'invalid refresh token' })
     })
 
     it('revokes the sign-in when a spent token comes back', async () => {
-      await refreshTokenGrant({ refresh_token: 'rt-1' }, client, tenant, deps(store))
+      await refreshTokenGrant({ refresh_token: 'rt-1', ...asked }, client, tenant, deps(store))
       const error = await refuse(
-        refreshTokenGrant({ refresh_token: 'rt-1' }, client, tenant, deps(store)),
+        refreshTokenGrant({ refresh_token: 'rt-1', ...asked }, client, tenant, deps(store)),
       )
       expect(error.description).toBe('refresh token already used; the sign-in is revoked')
       expect(store.family.revokedAt).toBe(now)
     })
-
-    it('narrows the access token to a scope asked for, reading the family first', async () => {
-      const response = await refreshTokenGrant(
-        { refresh_token: 'rt-1', scope: 'b' },
-        client,
-        tenant,
-        deps(store),
-      )
-      expect(response).toMatchObject({ access_token: 'token-for-b', scope: 'b' })
-      expect(store.calls).toEqual(['findRefreshToken', 'rotateRefreshToken'])
-    })
-
-    it('refuses a scope the family lacks before spending the token', async () => {
-      const error = await refuse(
-        refreshTokenGrant({ refresh_token: 'rt-1', scope: 'c' }, client, tenant, deps(store)),
-      )
-      expect(error.code).toBe('invalid_scope')
-      expect(store.calls).toEqual(['findRefreshToken'])
-      expect(store.tokens.get(sha256Hex('rt-1'))).not.toHaveProperty('spentAt')
-    })
   })
 }
+
+describe('refreshTokenGrant, narrowing the scope', () => {
+  let store: FakeStore
+  beforeEach(() => {
+    store = fakeStore()
+  })
+
+  it('narrows the access token to a scope asked for, reading the family first', async () => {
+    const response = await refreshTokenGrant(
+      { refresh_token: 'rt-1', scope: 'b' },
+      client,
+      tenant,
+      deps(store),
+    )
+    expect(response).toMatchObject({ access_token: 'token-for-b', scope: 'b' })
+    expect(store.calls).toEqual(['findRefreshToken', 'rotateRefreshToken'])
+  })
+
+  it('refuses a scope the family lacks before spending the token', async () => {
+    const error = await refuse(
+      refreshTokenGrant({ refresh_token: 'rt-1', scope: 'c' }, client, tenant, deps(store)),
+    )
+    expect(error.code).toBe('invalid_scope')
+    expect(store.calls).toEqual(['findRefreshToken'])
+    expect(store.tokens.get(sha256Hex('rt-1'))).not.toHaveProperty('spentAt')
+  })
+})

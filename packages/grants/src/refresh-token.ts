@@ -36,7 +36,7 @@ export async function refreshTokenGrant(
   const store = deps.refreshTokens
   let result: RotateResult
   let scopes: string[]
-  if (params.scope === undefined && store.rotateRefreshTokenForClient !== undefined) {
+  if (params.scope === undefined) {
     // Nothing to check between the read and the rotation: the store checks the client itself,
     // and the access token gets the family's whole scope.
     result = await store.rotateRefreshTokenForClient(

@@ -1,4 +1,4 @@
 import { createMemoryStore } from './memory/index.js'
-import { describeStoreContract } from './test-utils/contract.js'
+import { runStoreContract } from './test-utils/contract/index.js'
 
-describeStoreContract('memory', () => Promise.resolve(createMemoryStore()))
+runStoreContract('memory', () => Promise.resolve(createMemoryStore()))

@@ -1,6 +1,4 @@
-import { existsSync } from 'node:fs'
 import { createServer, type Server, type Socket } from 'node:net'
-import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { RotateResult } from '@tessera/grants'
 import {
   createTestDatabase,
@@ -28,11 +26,11 @@ import { openStore, type OpenStoreOptions, type Store } from './store.js'
 import {
   attemptsHeld,
   codeRecord,
-  describeStoreContract,
+  runReplicaContract,
+  runStoreContract,
   clearOne,
   failOne,
   failuresOf,
-  raceLogoutAndRedemption,
   refreshFamily,
   reserveOne,
   sessionRecord,
@@ -40,9 +38,7 @@ import {
   startFamily,
   storedKey,
   t0,
-} from './test-utils/contract.js'
-import { recordConcurrently } from './test-utils/failure-counter-contract.js'
-import { raceProcesses } from './test-utils/race.js'
+} from './test-utils/contract/index.js'
 
 const TABLES = [
   'keys',
@@ -118,44 +114,21 @@ async function failure(promise: Promise<unknown>): Promise<StoreError> {
   return error as StoreError
 }
 
-describeStoreContract('postgres', async () => {
+runStoreContract('postgres', async () => {
   await emptyTables()
   return openPostgresStore(db.url)
 })
 
-/**
- * The store with `rotateRefreshToken` answered by `rotateRefreshTokenForClient` for the client
- * of the contract's families: the contract's rotation tests then hold the new method to exactly
- * the rules of the old one.
- */
-function throughForClient(store: Store): Store {
-  const { refreshTokens } = store
-  return {
-    ...store,
-    refreshTokens: {
-      ...refreshTokens,
-      rotateRefreshToken(tenant, oldHash, newHash, now) {
-        if (refreshTokens.rotateRefreshTokenForClient === undefined) {
-          throw new Error('the PostgreSQL store lacks rotateRefreshTokenForClient')
-        }
-        return refreshTokens.rotateRefreshTokenForClient(
-          tenant,
-          refreshFamily().clientId,
-          oldHash,
-          newHash,
-          now,
-        )
-      },
-    },
-  }
-}
-
-describeStoreContract('postgres, rotating with rotateRefreshTokenForClient,', async () => {
-  await emptyTables()
-  return throughForClient(await openPostgresStore(db.url))
+runReplicaContract('postgres', {
+  async fresh() {
+    await emptyTables()
+    return db.url
+  },
+  open: (url) => open(url),
+  count: (_url, from) => count(from),
 })
 
-/** rotateRefreshTokenForClient of `store`, which the PostgreSQL adapter always has. */
+/** rotateRefreshTokenForClient of `store` for a token of acme. */
 function rotateForClient(
   store: Store,
   clientId: string,
@@ -163,11 +136,7 @@ function rotateForClient(
   newHash: string,
   now: number,
 ): Promise<RotateResult> {
-  const { refreshTokens } = store
-  if (refreshTokens.rotateRefreshTokenForClient === undefined) {
-    throw new Error('the PostgreSQL store lacks rotateRefreshTokenForClient')
-  }
-  return refreshTokens.rotateRefreshTokenForClient('acme', clientId, oldHash, newHash, now)
+  return store.refreshTokens.rotateRefreshTokenForClient('acme', clientId, oldHash, newHash, now)
 }
 
 /** Connections of the store's pools that wait for a row lock another transaction holds. */
@@ -207,7 +176,7 @@ async function afterCommitOf<T>(
 describe('openPostgresStore', () => {
   beforeEach(emptyTables)
 
-  it('numbers key changes in commit order, so a poll never passes one still uncommitted (#15)', async () => {
+  it('numbers key changes in commit order, so a poll never passes one still uncommitted', async () => {
     const store = await open()
     const since = await store.keys.keyChangeCursor()
     const early = storedKey({ tenant: 'early' })
@@ -401,7 +370,7 @@ describe('openPostgresStore', () => {
     expect(rows).toEqual([{ id: 'live' }])
   })
 
-  it('stores a code’s nonce as its UTF-8 bytes, U+0000 included (#14)', async () => {
+  it('stores a code’s nonce as its UTF-8 bytes, U+0000 included', async () => {
     const store = await open()
     const nonce = 'a\u0000\u00e9\u{1F600}'
     await store.codes.saveCode(codeRecord({ nonce, sid: 'sid-1', authTime: t0 }))
@@ -414,7 +383,7 @@ describe('openPostgresStore', () => {
     expect(rows).toEqual([{ nonce: Buffer.from(nonce).toString('hex') }])
   })
 
-  it('migrates a version 7 database in place, keeping its codes and families (#14)', async () => {
+  it('migrates a version 7 database in place, keeping its codes and families', async () => {
     const database = await freshDatabase()
     const client = new pg.Client({ connectionString: database.url })
     await client.connect()
@@ -830,72 +799,8 @@ describe('openStore with a PostgreSQL URL', () => {
   })
 })
 
-describe('openPostgresStore: four pools on one database, as four replicas', () => {
+describe('openPostgresStore: another replica’s transaction in flight', () => {
   beforeEach(emptyTables)
-
-  async function replicas(): Promise<Store[]> {
-    return Promise.all(Array.from({ length: 4 }, () => open()))
-  }
-
-  /** The replica that serves request `i`: round robin. */
-  function nth(stores: Store[], i: number): Store {
-    const store = stores[i % stores.length]
-    if (store === undefined) throw new Error('no replicas')
-    return store
-  }
-
-  it('counts at most the limit of 60 concurrent client-auth failures across replicas', async () => {
-    const counters = (await replicas()).map((store) => store.clientAuthFailures)
-    const keys = [
-      { key: 'client:x', limit: 20 },
-      { key: 'addr:x', limit: 100 },
-    ]
-    expect(await recordConcurrently(counters, 60, keys, t0)).toBe(20)
-    expect(await count('client_auth_failures WHERE count = 20')).toBe(2)
-  })
-
-  it('lets exactly one of 20 redemptions of a code win and create its family', async () => {
-    const stores = await replicas()
-    await nth(stores, 0).codes.saveCode(codeRecord())
-    const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        nth(stores, i).codes.redeemCode('acme', sha256('code-1'), t0, {
-          family: refreshFamily({ familyId: `family-${i}` }),
-          tokenHash: sha256(`rt-${i}`),
-        }),
-      ),
-    )
-    expect(results.filter(Boolean)).toHaveLength(1)
-    expect(await count('refresh_families')).toBe(1)
-    expect(await count('refresh_tokens')).toBe(1)
-    expect(
-      await count('refresh_families WHERE family_id = $1', [`family-${results.indexOf(true)}`]),
-    ).toBe(1)
-  })
-
-  it('lets exactly one of 20 rotations of a token win; the family ends revoked', async () => {
-    const stores = await replicas()
-    await startFamily(nth(stores, 0), refreshFamily(), sha256('rt-1'))
-    const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        nth(stores, i).refreshTokens.rotateRefreshToken(
-          'acme',
-          sha256('rt-1'),
-          sha256(`next-${i}`),
-          t0 + 1,
-        ),
-      ),
-    )
-    const statuses = results.map((result) => result.status)
-    expect(statuses.filter((status) => status === 'rotated')).toHaveLength(1)
-    expect(statuses.filter((status) => status === 'reused')).toHaveLength(19)
-    // Every reuse saw the family as revoked at the time of the first one.
-    for (const result of results) {
-      if (result.status === 'reused') expect(result.family.revokedAt).toBe(t0 + 1)
-    }
-    expect(await count('refresh_tokens')).toBe(2)
-    expect(await count('refresh_families WHERE revoked_at = $1', [t0 + 1])).toBe(1)
-  })
 
   it('makes a rotation wait for a revocation in flight, then answer inactive', async () => {
     const store = await open()
@@ -971,17 +876,7 @@ describe('openPostgresStore: four pools on one database, as four replicas', () =
     expect(await count('refresh_tokens')).toBe(2)
   })
 
-  it('never leaves a live family of an ended sid: logouts on one store racing redemptions on another (#14)', async () => {
-    const [redeemer, ender] = await Promise.all([open(), open()])
-    await raceLogoutAndRedemption(redeemer, ender, 200)
-    expect(
-      await count(`refresh_families AS f WHERE f.revoked_at IS NULL AND EXISTS
-        (SELECT 1 FROM sessions AS s WHERE s.tenant = f.tenant AND s.sid = f.sid
-          AND s.ended_at IS NOT NULL)`),
-    ).toBe(0)
-  })
-
-  it('makes a logout wait for a redemption in flight, then revoke the family it created (#14)', async () => {
+  it('makes a logout wait for a redemption in flight, then revoke the family it created', async () => {
     const store = await open()
     await store.sessions.createSession(sessionRecord())
     await store.codes.saveCode(codeRecord({ sid: 'sid-1', authTime: t0 }))
@@ -1008,7 +903,7 @@ describe('openPostgresStore: four pools on one database, as four replicas', () =
     expect((await store.refreshTokens.findFamily('acme', 'family-1'))?.revokedAt).toBe(t0 + 2)
   })
 
-  it('makes a redemption wait for a logout in flight, then fail (#14)', async () => {
+  it('makes a redemption wait for a logout in flight, then fail', async () => {
     const store = await open()
     await store.sessions.createSession(sessionRecord())
     await store.codes.saveCode(codeRecord({ sid: 'sid-1', authTime: t0 }))
@@ -1027,299 +922,6 @@ describe('openPostgresStore: four pools on one database, as four replicas', () =
     expect(await count('refresh_families')).toBe(0)
     expect(await count('refresh_tokens')).toBe(0)
   })
-
-  it('lets exactly one of 20 rotations for the client win; another client’s attempts change nothing', async () => {
-    const stores = await replicas()
-    await startFamily(nth(stores, 0), refreshFamily(), sha256('rt-1'))
-    const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        rotateForClient(
-          nth(stores, i),
-          i % 4 === 3 ? 'other-client' : 'web',
-          sha256('rt-1'),
-          sha256(`next-${i}`),
-          t0 + 1,
-        ),
-      ),
-    )
-    const statuses = results.map((result) => result.status)
-    expect(statuses.filter((status) => status === 'not_found')).toHaveLength(5)
-    expect(statuses.filter((status) => status === 'rotated')).toHaveLength(1)
-    expect(statuses.filter((status) => status === 'reused')).toHaveLength(14)
-    expect(statuses.indexOf('rotated') % 4).not.toBe(3)
-    expect(await count('refresh_tokens')).toBe(2)
-    expect(await count('refresh_families WHERE revoked_at = $1', [t0 + 1])).toBe(1)
-  })
-
-  it('lets exactly one of four stores insert the same (tenant, kid)', async () => {
-    const stores = await replicas()
-    const results = await Promise.all(
-      stores.map((store, i) =>
-        store.keys.insertKeyIfAbsent(storedKey({ publicJwk: JSON.stringify({ from: i }) })),
-      ),
-    )
-    expect(results.filter(Boolean)).toHaveLength(1)
-    const winner = JSON.stringify({ from: results.indexOf(true) })
-    for (const store of stores) {
-      expect(await store.keys.listKeys('acme')).toMatchObject([{ publicJwk: winner }])
-    }
-  })
-
-  it('grants exactly the limit among 40 concurrent reservations from four stores', async () => {
-    const stores = await replicas()
-    const results = await Promise.all(
-      Array.from({ length: 40 }, (_, i) =>
-        reserveOne(nth(stores, i), 'user:acme:alice', { limit: 9, now: t0 }),
-      ),
-    )
-    expect(results.filter((r) => r.status === 'granted')).toHaveLength(9)
-    expect(results.filter((r) => r.status === 'busy')).toHaveLength(31)
-    expect(await attemptsHeld(nth(stores, 0), 'user:acme:alice', t0)).toBe(9)
-  })
-
-  it('reserves and settles two keys from four stores at once, in either order, without deadlock', async () => {
-    const stores = await replicas()
-    const window = { now: t0, windowMs: 60_000 }
-    const user = (i: number) => ({ key: `user:acme:u${i % 4}`, limit: 6 })
-    const address = { key: 'addr:192.0.2.1', limit: 20 }
-    // Half ask user then address, half the other way round; every fourth granted one is settled
-    // as a success (clear the user), the others as failures, while the rest still reserve.
-    const outcomes = await Promise.all(
-      Array.from({ length: 60 }, async (_, i) => {
-        const store = nth(stores, i)
-        const keys = i % 2 === 0 ? [user(i), address] : [address, user(i)]
-        const reservation = await store.throttle.reserveAttempts(keys, { now: t0, leaseMs: 60_000 })
-        if (reservation.status !== 'granted') return 'refused'
-        const success = i % 4 === 1
-        await store.throttle.settleAttempts(
-          {
-            hold: reservation.hold,
-            fail: success ? [] : [user(i).key, address.key],
-            clear: success ? [user(i).key] : [],
-          },
-          window,
-        )
-        return success ? 'signed-in' : 'failed'
-      }),
-    )
-    const failed = outcomes.filter((o) => o === 'failed').length
-    // The address holds the failures only, and no hold is left.
-    expect(await failuresOf(nth(stores, 0), address.key, t0)).toBe(failed)
-    expect(await attemptsHeld(nth(stores, 0), address.key, t0)).toBe(failed)
-    expect(failed).toBeLessThanOrEqual(20)
-    for (const u of [0, 2, 3]) {
-      expect(await failuresOf(nth(stores, 0), `user:acme:u${u}`, t0)).toBeLessThanOrEqual(6)
-    }
-  })
-
-  it('purges from several replicas at once without deleting anything twice', async () => {
-    const stores = await replicas()
-    for (let i = 0; i < 10; i++) {
-      await nth(stores, 0).codes.saveCode(
-        codeRecord({ codeHash: sha256(`old-${i}`), expiresAt: t0 }),
-      )
-    }
-    const deleted = await Promise.all(
-      stores.map((store) => store.expiry.purgeExpired(t0 + 2 * 60 * 60 * 1000)),
-    )
-    expect(deleted.reduce((a, b) => a + b, 0)).toBe(10)
-  })
-})
-
-const BUILT = fileURLToPath(new URL('../dist/index.js', import.meta.url))
-
-/**
- * One replica, as a separate Node process on the built package: it opens the store, says
- * "ready", waits for "go" so that every replica starts at once, races the others through COUNT
- * redemptions, rotations (for a client or not), key inserts, marks, secrets or throttle
- * reservations, and prints its results as one JSON line. Inline rather than a file so that it
- * needs nothing beside this test.
- */
-const REPLICA = `
-import { once } from 'node:events'
-const [built, url, mode, countText, worker] = process.argv.slice(1)
-const { openPostgresStore } = await import(built)
-const count = Number(countText)
-const now = ${t0}
-const store = await openPostgresStore(url, { maxConnections: 2 })
-process.stdout.write('ready\\n')
-await once(process.stdin, 'data')
-const results = []
-for (let i = 0; i < count; i++) {
-  if (mode === 'redeem') {
-    const family = {
-      familyId: 'family-' + i + '-' + worker, tenant: 'acme', clientId: 'web', sub: 'alice',
-      scope: 'openid', claims: { worker }, codeHash: 'code-' + i, createdAt: now,
-      expiresAt: now + 86400000,
-    }
-    results.push(await store.codes.redeemCode('acme', 'code-' + i, now, {
-      family, tokenHash: 'rt-' + i + '-' + worker,
-    }))
-  } else if (mode === 'rotate') {
-    const result = await store.refreshTokens.rotateRefreshToken(
-      'acme', 'rt-' + i, 'rt-' + i + '-' + worker, now)
-    results.push(result.status)
-  } else if (mode === 'rotate-for-client') {
-    // Replica 0 presents every token as another client would.
-    const result = await store.refreshTokens.rotateRefreshTokenForClient(
-      'acme', worker === '0' ? 'other-client' : 'web', 'rt-' + i, 'rt-' + i + '-' + worker, now)
-    results.push(result.status)
-  } else if (mode === 'mark') {
-    results.push(await store.marks.mark('acme', 'jti', 'id-' + i, now + 60000, now))
-  } else if (mode === 'secret') {
-    results.push(await store.secrets.getOrCreateSecret('secret-' + i, 'value-' + i + '-' + worker))
-  } else if (mode === 'reserve') {
-    // User u<i % 3> (limit 10) with one address (limit 25), both or none, in either order.
-    const user = { key: 'user:acme:u' + (i % 3), limit: 10 }
-    const address = { key: 'addr:192.0.2.1', limit: 25 }
-    const reservation = await store.throttle.reserveAttempts(
-      i % 2 === 0 ? [user, address] : [address, user], { now, leaseMs: 60000 })
-    results.push(reservation.status === 'granted' ? i % 3 : -1)
-  } else {
-    results.push(await store.keys.insertKeyIfAbsent({
-      tenant: 'acme', kid: 'kid-' + i, alg: 'RS256', publicJwk: JSON.stringify({ worker }),
-      privateKey: '{}', createdAt: now, state: 'active',
-    }))
-  }
-}
-await store.close()
-process.stdout.write(JSON.stringify(results) + '\\n')
-process.stdin.destroy()
-`
-
-/** Starts `replicas` processes on the file's database, releases them together, and collects. */
-function race<T>(
-  mode: 'redeem' | 'rotate' | 'rotate-for-client' | 'key' | 'mark' | 'secret' | 'reserve',
-  count: number,
-  replicas: number,
-): Promise<T[][]> {
-  return raceProcesses<T>(replicas, (worker) => [
-    '--input-type=module',
-    '--eval',
-    REPLICA,
-    pathToFileURL(BUILT).href,
-    db.url,
-    mode,
-    String(count),
-    String(worker),
-  ])
-}
-
-describe('openPostgresStore: separate processes on one database', () => {
-  const rounds = 40
-  const replicas = 4
-
-  beforeAll(() => {
-    // The replicas run the built package (turbo builds before it tests): rebuild after changing
-    // src/ before running this file on its own.
-    if (!existsSync(BUILT)) throw new Error('build @tessera/store first (tsc -b)')
-  })
-
-  beforeEach(emptyTables)
-
-  it('lets exactly one process redeem each code and create its family', async () => {
-    const store = await open()
-    for (let i = 0; i < rounds; i++) {
-      await store.codes.saveCode(codeRecord({ codeHash: `code-${i}`, expiresAt: t0 + 60_000 }))
-    }
-    const results = await race<boolean>('redeem', rounds, replicas)
-    for (let i = 0; i < rounds; i++) {
-      expect(results.filter((r) => r[i] === true)).toHaveLength(1)
-    }
-    const { rows } = await raw.query<{ n: string }>(
-      'SELECT count(*) AS n FROM refresh_families GROUP BY code_hash',
-    )
-    expect(rows).toHaveLength(rounds)
-    expect(rows.every((row) => row.n === '1')).toBe(true)
-    expect(await count('refresh_tokens')).toBe(rounds)
-  })
-
-  it('lets exactly one process rotate each token; the others revoke its family', async () => {
-    const store = await open()
-    for (let i = 0; i < rounds; i++) {
-      await startFamily(store, refreshFamily({ familyId: `family-${i}` }), `rt-${i}`)
-    }
-    const results = await race<string>('rotate', rounds, replicas)
-    for (let i = 0; i < rounds; i++) {
-      const statuses = results.map((r) => r[i])
-      expect(statuses.filter((status) => status === 'rotated')).toHaveLength(1)
-      expect(statuses.filter((status) => status === 'reused')).toHaveLength(replicas - 1)
-    }
-    expect(await count('refresh_families WHERE revoked_at IS NULL')).toBe(0)
-    // Each family: its first token, spent, and the one its winner added.
-    expect(await count('refresh_tokens')).toBe(2 * rounds)
-  })
-
-  it('lets exactly one process rotate each token for its client; another client changes nothing', async () => {
-    const store = await open()
-    for (let i = 0; i < rounds; i++) {
-      await startFamily(store, refreshFamily({ familyId: `family-${i}` }), `rt-${i}`)
-    }
-    const results = await race<string>('rotate-for-client', rounds, replicas)
-    for (let i = 0; i < rounds; i++) {
-      const statuses = results.map((r) => r[i])
-      expect(statuses[0]).toBe('not_found')
-      expect(statuses.filter((status) => status === 'rotated')).toHaveLength(1)
-      expect(statuses.filter((status) => status === 'reused')).toHaveLength(replicas - 2)
-    }
-    expect(await count('refresh_families WHERE revoked_at IS NULL')).toBe(0)
-    expect(await count('refresh_tokens')).toBe(2 * rounds)
-  })
-
-  it('lets exactly one process insert each (tenant, kid)', async () => {
-    const results = await race<boolean>('key', rounds, replicas)
-    for (let i = 0; i < rounds; i++) {
-      expect(results.filter((r) => r[i] === true)).toHaveLength(1)
-    }
-    expect(await count('keys')).toBe(rounds)
-  })
-
-  it('grants no more than either limit among reservations from four processes (issue #11)', async () => {
-    const results = await race<number>('reserve', rounds, replicas)
-    const granted = results.flat().filter((user) => user >= 0)
-    expect(results.flat()).toHaveLength(rounds * replicas)
-    expect(granted).toHaveLength(25)
-    const store = await open()
-    expect(await attemptsHeld(store, 'addr:192.0.2.1', t0)).toBe(25)
-    for (const user of [0, 1, 2]) {
-      const grantedToUser = granted.filter((u) => u === user).length
-      expect(grantedToUser).toBeLessThanOrEqual(10)
-      // A reservation refused by the address counted nothing on the user.
-      expect(await attemptsHeld(store, `user:acme:u${user}`, t0)).toBe(grantedToUser)
-    }
-  })
-})
-
-describe('openPostgresStore: marks and secrets in separate processes on one database', () => {
-  const rounds = 40
-  const replicas = 4
-
-  beforeAll(() => {
-    if (!existsSync(BUILT)) throw new Error('build @tessera/store first (tsc -b)')
-  })
-
-  beforeEach(emptyTables)
-
-  it('answers true to exactly one process for each mark', async () => {
-    const results = await race<boolean>('mark', rounds, replicas)
-    for (let i = 0; i < rounds; i++) {
-      expect(results.filter((r) => r[i] === true)).toHaveLength(1)
-    }
-    expect(await count('marks')).toBe(rounds)
-  })
-
-  it('answers every process the one stored value of each secret', async () => {
-    const results = await race<string>('secret', rounds, replicas)
-    const { rows } = await raw.query<{ name: string; value: string }>(
-      'SELECT name, value FROM secrets',
-    )
-    expect(rows).toHaveLength(rounds)
-    for (let i = 0; i < rounds; i++) {
-      const stored = rows.find((row) => row.name === `secret-${i}`)?.value
-      expect(stored).toMatch(new RegExp(`^value-${i}-\\d$`))
-      expect(results.map((r) => r[i])).toEqual(Array.from({ length: replicas }, () => stored))
-    }
-  })
 })
 
 describe('openPostgresStore: marks', () => {
@@ -1330,16 +932,6 @@ describe('openPostgresStore: marks', () => {
     expect(await store.marks.mark('acme', 'jti', 'a\u0000\u00e9', t0 + 1, t0)).toBe(true)
     const { rows } = await raw.query<{ id: string }>("SELECT encode(id, 'hex') AS id FROM marks")
     expect(rows).toEqual([{ id: Buffer.from('a\u0000\u00e9').toString('hex') }])
-  })
-
-  it('lets exactly one of 20 marks of one id, spread over four pools, set it', async () => {
-    const stores = await Promise.all([open(), open(), open(), open()])
-    const answers = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        (stores[i % 4] as Store).marks.mark('acme', 'jti', 'race', t0 + 60_000, t0),
-      ),
-    )
-    expect(answers.filter(Boolean)).toHaveLength(1)
   })
 })
 

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs'
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { MIGRATIONS, migrate } from './internal/migrations.js'
@@ -11,21 +11,18 @@ import { createCheckpointer, openDatabase } from './internal/sqlite-database.js'
 import { openSqliteStore } from './sqlite.js'
 import type { Store } from './store.js'
 import {
-  attemptsHeld,
   failOne,
   failuresOf,
   codeRecord,
-  describeStoreContract,
-  raceLogoutAndRedemption,
+  runReplicaContract,
+  runStoreContract,
   refreshFamily,
   reserveOne,
   sha256,
   startFamily,
   storedKey,
   t0,
-} from './test-utils/contract.js'
-import { recordConcurrently } from './test-utils/failure-counter-contract.js'
-import { raceProcesses } from './test-utils/race.js'
+} from './test-utils/contract/index.js'
 
 let dir: string
 let files = 0
@@ -57,22 +54,26 @@ function raw(file: string): Database.Database {
   return new Database(file, { readonly: true })
 }
 
-describeStoreContract('sqlite (file)', () => openSqliteStore(freshFile()))
-describeStoreContract('sqlite (:memory:)', () => openSqliteStore(':memory:'))
+runStoreContract('sqlite (file)', () => openSqliteStore(freshFile()))
+runStoreContract('sqlite (:memory:)', () => openSqliteStore(':memory:'))
 
-describe('openSqliteStore: two stores on one file', () => {
-  it('count at most the limit of concurrent client-auth failures between them', async () => {
+runReplicaContract('sqlite', {
+  async fresh() {
+    // Made and migrated here, so that the replicas never race to create the file.
     const file = freshFile()
-    const counters = [await open(file), await open(file)].map((store) => store.clientAuthFailures)
-    const keys = [
-      { key: 'client:x', limit: 20 },
-      { key: 'addr:x', limit: 100 },
-    ]
-    expect(await recordConcurrently(counters, 60, keys, t0)).toBe(20)
-    expect(await counters[1]?.failures(['addr:x'], t0)).toEqual([
-      { count: 20, resetAt: t0 + 15 * 60_000 },
-    ])
-  })
+    await (await openSqliteStore(file)).close()
+    return `sqlite:${file}`
+  },
+  open: (url) => open(url.slice('sqlite:'.length)),
+  count(url, from) {
+    const db = raw(url.slice('sqlite:'.length))
+    try {
+      const row = db.prepare(`SELECT count(*) AS n FROM ${from}`).get() as { n: number }
+      return Promise.resolve(row.n)
+    } finally {
+      db.close()
+    }
+  },
 })
 
 describe('openSqliteStore', () => {
@@ -109,7 +110,7 @@ describe('openSqliteStore', () => {
     expect(after).toMatchObject(MIGRATIONS.map(({ version, name }) => ({ version, name })))
   })
 
-  it('migrates a version 7 file in place, keeping its codes and families (#14)', async () => {
+  it('migrates a version 7 file in place, keeping its codes and families', async () => {
     const file = freshFile()
     const seven = new Database(file)
     migrate(seven, MIGRATIONS.slice(0, 7))
@@ -175,33 +176,6 @@ describe('openSqliteStore', () => {
     db.close()
   })
 
-  it('lets two stores on one file, like two processes, see each other’s writes', async () => {
-    const file = freshFile()
-    const a = await open(file)
-    const b = await open(file)
-    await a.keys.insertKeyIfAbsent(storedKey())
-    expect(await b.keys.listKeys('acme')).toEqual([storedKey()])
-    await b.keys.updateKeyState('acme', '2025-03-10', 'retired', 5)
-    expect(await a.keys.listKeys('acme')).toMatchObject([{ state: 'retired', retiredAt: 5 }])
-    const window = { limit: 2, now: 0, windowMs: 60_000 }
-    await failOne(a, 'acme:alice', window)
-    expect((await reserveOne(b, 'acme:alice', window)).status).toBe('granted')
-    expect((await reserveOne(a, 'acme:alice', window)).status).toBe('busy')
-  })
-
-  it('lets exactly one of two stores on one file insert the same (tenant, kid)', async () => {
-    const file = freshFile()
-    const [a, b] = await Promise.all([open(file), open(file)])
-    const results = await Promise.all([
-      a.keys.insertKeyIfAbsent(storedKey({ publicJwk: '{"from":"a"}' })),
-      b.keys.insertKeyIfAbsent(storedKey({ publicJwk: '{"from":"b"}' })),
-    ])
-    expect(results.filter(Boolean)).toHaveLength(1)
-    const winner = results[0] ? '{"from":"a"}' : '{"from":"b"}'
-    expect(await a.keys.listKeys('acme')).toMatchObject([{ publicJwk: winner }])
-    expect(await b.keys.listKeys('acme')).toMatchObject([{ publicJwk: winner }])
-  })
-
   it('refuses a file that is not an SQLite database', async () => {
     const file = freshFile()
     await writeFile(file, 'this is not a database, it is a plain text file of some length')
@@ -231,186 +205,17 @@ describe('openSqliteStore', () => {
   })
 })
 
-describe('openSqliteStore: two stores on one file, as two replicas', () => {
-  it('never leaves a live family of a sid whose logout, on one store, raced a redemption on the other (#14)', async () => {
-    const file = freshFile()
-    const [a, b] = await Promise.all([open(file), open(file)])
-    await raceLogoutAndRedemption(a, b, 40)
-  })
-
-  it('lets exactly one of 20 redemptions of a code, spread over both, win', async () => {
-    const file = freshFile()
-    const [a, b] = await Promise.all([open(file), open(file)])
-    const code = codeRecord()
-    await a.codes.saveCode(code)
-    const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        (i % 2 === 0 ? a : b).codes.redeemCode('acme', code.codeHash, t0, {
-          family: refreshFamily({ familyId: `family-${i}` }),
-          tokenHash: sha256(`rt-${i}`),
-        }),
-      ),
-    )
-    expect(results.filter(Boolean)).toHaveLength(1)
-    const db = raw(file)
-    expect(db.prepare('SELECT count(*) AS n FROM refresh_families').get()).toEqual({ n: 1 })
-    expect(db.prepare('SELECT count(*) AS n FROM refresh_tokens').get()).toEqual({ n: 1 })
-    db.close()
-    expect(await b.codes.findCode('acme', code.codeHash)).toMatchObject({ consumedAt: t0 })
-  })
-
-  it('lets exactly one of 20 rotations of a token, spread over both, win; the family ends revoked', async () => {
-    const file = freshFile()
-    const [a, b] = await Promise.all([open(file), open(file)])
-    await startFamily(a, refreshFamily(), sha256('rt-1'))
-    const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        (i % 2 === 0 ? b : a).refreshTokens.rotateRefreshToken(
-          'acme',
-          sha256('rt-1'),
-          sha256(`next-${i}`),
-          t0 + 1,
-        ),
-      ),
-    )
-    const statuses = results.map((result) => result.status)
-    expect(statuses.filter((status) => status === 'rotated')).toHaveLength(1)
-    expect(statuses.filter((status) => status === 'reused')).toHaveLength(19)
-    for (const store of [a, b]) {
-      expect(await store.refreshTokens.findRefreshToken('acme', sha256('rt-1'))).toMatchObject({
-        token: { spentAt: t0 + 1 },
-        family: { revokedAt: t0 + 1 },
-      })
-    }
-  })
-})
-
-const REPLICA = fileURLToPath(new URL('./test-utils/replica.mjs', import.meta.url))
 const BUILT = fileURLToPath(new URL('../dist/index.js', import.meta.url))
 
 /**
- * The replicas are plain Node processes, so they run the built package (turbo builds before it
- * tests): rebuild after changing src/ before running this file on its own.
+ * The umask tests run the built package in a child process (turbo builds before it tests):
+ * rebuild after changing src/ before running this file on its own.
  */
 function checkBuild(): void {
   if (!existsSync(BUILT)) throw new Error('build @tessera/store first (tsc -b)')
 }
 
-/** Starts `replicas` processes on one file, releases them together, and returns their results. */
-function race<T>(
-  file: string,
-  mode: 'redeem' | 'rotate' | 'mark' | 'secret' | 'reserve',
-  count: number,
-  replicas: number,
-): Promise<T[][]> {
-  return raceProcesses<T>(replicas, (worker) => [
-    REPLICA,
-    file,
-    mode,
-    String(count),
-    String(worker),
-  ])
-}
-
-describe('openSqliteStore: separate processes on one file', () => {
-  const count = 40
-  const replicas = 4
-
-  beforeAll(checkBuild)
-
-  it('lets exactly one process redeem each code and create its family', async () => {
-    const file = freshFile()
-    const store = await open(file)
-    for (let i = 0; i < count; i++) {
-      await store.codes.saveCode(codeRecord({ codeHash: `code-${i}`, expiresAt: t0 + 60_000 }))
-    }
-    const results = await race<boolean>(file, 'redeem', count, replicas)
-    for (let i = 0; i < count; i++) {
-      expect(results.filter((r) => r[i] === true)).toHaveLength(1)
-    }
-    const db = raw(file)
-    const families = db
-      .prepare('SELECT code_hash, count(*) AS n FROM refresh_families GROUP BY code_hash')
-      .all()
-    expect(families).toHaveLength(count)
-    expect(families.every((row) => (row as { n: number }).n === 1)).toBe(true)
-    expect(db.prepare('SELECT count(*) AS n FROM refresh_tokens').get()).toEqual({ n: count })
-    db.close()
-  })
-
-  it('lets exactly one process rotate each token; the others revoke its family', async () => {
-    const file = freshFile()
-    const store = await open(file)
-    for (let i = 0; i < count; i++) {
-      await startFamily(store, refreshFamily({ familyId: `family-${i}` }), `rt-${i}`)
-    }
-    const results = await race<string>(file, 'rotate', count, replicas)
-    for (let i = 0; i < count; i++) {
-      const statuses = results.map((r) => r[i])
-      expect(statuses.filter((status) => status === 'rotated')).toHaveLength(1)
-      expect(statuses.filter((status) => status === 'reused')).toHaveLength(replicas - 1)
-    }
-    const db = raw(file)
-    expect(
-      db.prepare('SELECT count(*) AS n FROM refresh_families WHERE revoked_at IS NULL').get(),
-    ).toEqual({ n: 0 })
-    // Each family: its first token, spent, and the one its winner added.
-    expect(db.prepare('SELECT count(*) AS n FROM refresh_tokens').get()).toEqual({ n: 2 * count })
-    db.close()
-  })
-
-  it('grants no more than either limit among reservations from four processes (issue #11)', async () => {
-    const file = freshFile()
-    await (await open(file)).close()
-    // replica.mjs reserves user u<i % 3> (limit 10) with one address (limit 25), both or none.
-    const results = await race<number>(file, 'reserve', count, replicas)
-    const granted = results.flat().filter((user) => user >= 0)
-    expect(results.flat()).toHaveLength(count * replicas)
-    expect(granted).toHaveLength(25)
-    const store = await open(file)
-    expect(await attemptsHeld(store, 'addr:192.0.2.1', t0)).toBe(25)
-    for (const user of [0, 1, 2]) {
-      const grantedToUser = granted.filter((u) => u === user).length
-      expect(grantedToUser).toBeLessThanOrEqual(10)
-      // A reservation refused by the address counted nothing on the user.
-      expect(await attemptsHeld(store, `user:acme:u${user}`, t0)).toBe(grantedToUser)
-    }
-  })
-})
-
-describe('openSqliteStore: marks and secrets in separate processes on one file', () => {
-  const count = 40
-  const replicas = 4
-
-  beforeAll(checkBuild)
-
-  it('answers true to exactly one process for each mark', async () => {
-    const file = freshFile()
-    await open(file)
-    const results = await race<boolean>(file, 'mark', count, replicas)
-    for (let i = 0; i < count; i++) {
-      expect(results.filter((r) => r[i] === true)).toHaveLength(1)
-    }
-    const db = raw(file)
-    expect(db.prepare('SELECT count(*) AS n FROM marks').get()).toEqual({ n: count })
-    db.close()
-  })
-
-  it('answers every process the one stored value of each secret', async () => {
-    const file = freshFile()
-    await open(file)
-    const results = await race<string>(file, 'secret', count, replicas)
-    const db = raw(file)
-    for (let i = 0; i < count; i++) {
-      const stored = db.prepare('SELECT value FROM secrets WHERE name = ?').get(`secret-${i}`)
-      expect(stored).toEqual({ value: expect.stringMatching(`^value-${i}-\\d$`) as unknown })
-      expect(results.map((r) => r[i])).toEqual(
-        Array.from({ length: replicas }, () => (stored as { value: string }).value),
-      )
-    }
-    db.close()
-  })
-
+describe('openSqliteStore: marks and secrets', () => {
   it('keeps marks and secrets across close and reopen', async () => {
     const file = freshFile()
     const first = await openSqliteStore(file)
@@ -424,33 +229,14 @@ describe('openSqliteStore: marks and secrets in separate processes on one file',
   })
 })
 
-/**
- * Opens a store at FILE through the built package in a process whose umask is 000, writes a
- * secret and a mark, and keeps it open (so that the -wal and -shm files exist) until told to
- * close. It also writes CONTROL with Node's default mode (0666 less the umask), which shows the
- * umask the process really had.
- */
-const UMASK_CHILD = `
-import { once } from 'node:events'
-import { writeFileSync } from 'node:fs'
-const [built, file, control] = process.argv.slice(1)
-const { openSqliteStore } = await import(built)
-const store = await openSqliteStore(file)
-await store.secrets.getOrCreateSecret('login-form-key', 'a-secret-value')
-await store.marks.mark('acme', 'jti', 'j-1', Date.now() + 60000, Date.now())
-writeFileSync(control, '')
-process.stdout.write('ready\\n')
-await once(process.stdin, 'data')
-await store.close()
-process.stdin.destroy()
-`
+const UMASK_CHILD = fileURLToPath(new URL('./test-utils/umask-child.mjs', import.meta.url))
 
 /** The permission bits of `path`, as an octal string such as `600`. */
 function modeOf(path: string): string {
   return (statSync(path).mode & 0o777).toString(8)
 }
 
-/** Runs UMASK_CHILD on `file`, calls `inspect` while its store is open, then lets it close. */
+/** Runs umask-child.mjs on `file`, calls `inspect` while its store is open, then lets it close. */
 async function withStoreOpenUnderUmask000(
   file: string,
   control: string,
@@ -459,18 +245,7 @@ async function withStoreOpenUnderUmask000(
   // sh sets the umask, then becomes node: the umask is the process's from its first instruction.
   const child = spawn(
     '/bin/sh',
-    [
-      '-c',
-      'umask 000 && exec "$@"',
-      'sh',
-      process.execPath,
-      '--input-type=module',
-      '--eval',
-      UMASK_CHILD,
-      pathToFileURL(BUILT).href,
-      file,
-      control,
-    ],
+    ['-c', 'umask 000 && exec "$@"', 'sh', process.execPath, UMASK_CHILD, file, control],
     { stdio: ['pipe', 'pipe', 'inherit'] },
   )
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
@@ -490,7 +265,7 @@ async function withStoreOpenUnderUmask000(
   }
 }
 
-describe('openSqliteStore: file modes (#11)', () => {
+describe('openSqliteStore: file modes', () => {
   beforeAll(checkBuild)
 
   it('creates its directories 0700 and the database, -wal and -shm 0600 under umask 000', async () => {

@@ -1,19 +1,20 @@
-// One replica of the issuer for sqlite.test.ts: a separate process that opens the shared SQLite
-// file through the built package, says "ready", waits for "go" on stdin so that every replica
-// starts at once, races the others through COUNT redemptions, rotations, marks, secrets or
-// throttle reservations (user u<i % 3>, limit 10, with one address, limit 25; the order of the two
-// keys alternates), and prints its results as one JSON line.
+// One replica of the issuer for the replica contract: a separate process that opens the shared
+// database (an openStore URL: sqlite:PATH or postgres://…) through the built package, says
+// "ready", waits for "go" on stdin so that every replica starts at once, races the others through
+// COUNT redemptions, rotations (for a client or not), key inserts, marks, secrets or throttle
+// reservations (user u<i % 3>, limit 10, with one address, limit 25; the order of the two keys
+// alternates), and prints its results as one JSON line.
 //
-//   node replica.mjs FILE redeem|rotate|mark|secret|reserve COUNT WORKER
+//   node replica.mjs URL redeem|rotate|rotate-for-client|key|mark|secret|reserve COUNT WORKER
 import { once } from 'node:events'
 import process from 'node:process'
-import { openSqliteStore } from '../../dist/index.js'
+import { openStore } from '../../dist/index.js'
 
-const [file, mode, countText, worker] = process.argv.slice(2)
+const [url, mode, countText, worker] = process.argv.slice(2)
 const count = Number(countText)
 const now = Date.UTC(2025, 2, 10, 9)
 
-const store = await openSqliteStore(file)
+const store = await openStore(url, { maxConnections: 2 })
 process.stdout.write('ready\n')
 await once(process.stdin, 'data')
 
@@ -37,6 +38,37 @@ for (let i = 0; i < count; i++) {
         tokenHash: `rt-${i}-${worker}`,
       }),
     )
+  } else if (mode === 'rotate') {
+    const result = await store.refreshTokens.rotateRefreshToken(
+      'acme',
+      `rt-${i}`,
+      `rt-${i}-${worker}`,
+      now,
+    )
+    results.push(result.status)
+  } else if (mode === 'rotate-for-client') {
+    // Replica 0 presents every token as another client would.
+    const client = worker === '0' ? 'other-client' : 'web'
+    const result = await store.refreshTokens.rotateRefreshTokenForClient(
+      'acme',
+      client,
+      `rt-${i}`,
+      `rt-${i}-${worker}`,
+      now,
+    )
+    results.push(result.status)
+  } else if (mode === 'key') {
+    results.push(
+      await store.keys.insertKeyIfAbsent({
+        tenant: 'acme',
+        kid: `kid-${i}`,
+        alg: 'RS256',
+        publicJwk: JSON.stringify({ worker }),
+        privateKey: '{}',
+        createdAt: now,
+        state: 'active',
+      }),
+    )
   } else if (mode === 'mark') {
     results.push(await store.marks.mark('acme', 'jti', `id-${i}`, now + 60_000, now))
   } else if (mode === 'secret') {
@@ -51,13 +83,7 @@ for (let i = 0; i < count; i++) {
     // Which user was granted, or -1.
     results.push(reservation.status === 'granted' ? i % 3 : -1)
   } else {
-    const result = await store.refreshTokens.rotateRefreshToken(
-      'acme',
-      `rt-${i}`,
-      `rt-${i}-${worker}`,
-      now,
-    )
-    results.push(result.status)
+    throw new Error(`replica.mjs: unknown mode ${mode}`)
   }
 }
 await store.close()

@@ -1,9 +1,8 @@
 import type { FailureCounter, FailureLimit } from '@tessera/grants'
 import { describe, expect, it } from 'vitest'
-import type { Store } from '../store.js'
+import { freshStoreEach, minute, t0, type OpenStore } from './fixtures.js'
+import { recordConcurrently } from './races.js'
 
-const t0 = Date.UTC(2025, 2, 10, 9)
-const minute = 60_000
 const windowMs = 15 * minute
 const at = (now: number) => ({ now, windowMs })
 const client = 'client:aaaa'
@@ -13,27 +12,10 @@ const limits = (clientLimit = 3, addressLimit = 5): FailureLimit[] => [
   { key: address, limit: addressLimit },
 ]
 
-/**
- * How many of `calls` concurrent recordFailure calls on `keys` were counted, on counters that
- * may be one store's or several stores' (replicas, processes) sharing a database.
- */
-export async function recordConcurrently(
-  counters: readonly FailureCounter[],
-  calls: number,
-  keys: readonly FailureLimit[],
-  now: number,
-): Promise<number> {
-  const records = await Promise.all(
-    Array.from({ length: calls }, (_, i) =>
-      (counters[i % counters.length] as FailureCounter).recordFailure(keys, at(now)),
-    ),
-  )
-  return records.filter((record) => record.recorded).length
-}
-
-/** The FailureCounter (clientAuthFailures) part of the store contract. */
-export function describeFailureCounterContract(store: () => Store): void {
+/** The FailureCounter port (clientAuthFailures): failed client authentications per window. */
+export function clientAuthFailuresContract(open: OpenStore): void {
   describe('client auth failures', () => {
+    const store = freshStoreEach(open)
     const counter = (): FailureCounter => store().clientAuthFailures
 
     it('reads nothing for keys that never failed', async () => {

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { StoreError } from '../errors.js'
-import type { Store } from '../store.js'
-import { codeRecord, sha256, t0 } from './contract.js'
+import { StoreError } from '../../errors.js'
+import { codeRecord, freshStoreEach, sha256, t0, type OpenStore } from './fixtures.js'
 
 const second = 1000
 
@@ -20,11 +19,12 @@ function sessionCode(i: number, fields: { sid?: string; clientId?: string; tenan
 }
 
 /**
- * `saveCode` with `keepPerSession`: requests riding a live sign-in session cannot
- * grow the codes table. Part of the store contract; `store` answers the suite's open store.
+ * `saveCode` with `keepPerSession`: requests riding a live sign-in session cannot grow the
+ * codes table.
  */
-export function describeCodeBoundContract(store: () => Store): void {
+export function codeBoundContract(open: OpenStore): void {
   describe('authorization codes bounded per session and client', () => {
+    const store = freshStoreEach(open)
     const found = async (code: { tenant: string; codeHash: string }) =>
       (await store().codes.findCode(code.tenant, code.codeHash)) !== undefined
 

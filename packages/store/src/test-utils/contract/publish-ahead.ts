@@ -1,16 +1,11 @@
-import type { Store } from '../store.js'
-import { describe, expect, it } from 'vitest'
 import type { TenantAlgorithmRecord } from '@tessera/keys'
-import { storedKey, t0 } from './contract.js'
+import { describe, expect, it } from 'vitest'
+import { freshStoreEach, hour, storedKey, t0, type OpenStore } from './fixtures.js'
 
-const hour = 3_600_000
-
-/**
- * The contract of keys published ahead (`signsFrom`) and of the tenants' algorithm history;
- * called by {@link describeStoreContract} inside its suite, with the store it opened.
- */
-export function describePublishAheadContract(store: () => Store): void {
+/** Keys published ahead (`signsFrom`) and the tenants' algorithm history (TenantAlgorithmStore). */
+export function publishAheadContract(open: OpenStore): void {
   describe('keys published ahead', () => {
+    const store = freshStoreEach(open)
     it('round-trips signsFrom, and leaves it out of a key that signs from its creation', async () => {
       const now = storedKey({ kid: '2025-03-10' })
       const ahead = storedKey({ kid: '2025-03-10.2', createdAt: t0 + 1, signsFrom: t0 + 60_001 })
@@ -30,6 +25,7 @@ export function describePublishAheadContract(store: () => Store): void {
   })
 
   describe('tenant algorithms', () => {
+    const store = freshStoreEach(open)
     const hs256: TenantAlgorithmRecord = {
       tenant: 'acme',
       algorithm: 'HS256',

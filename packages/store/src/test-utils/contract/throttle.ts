@@ -1,81 +1,15 @@
 import type { Reservation, ThrottleLimit } from '@tessera/grants'
 import { describe, expect, it } from 'vitest'
-import type { Store } from '../store.js'
-
-const t0 = Date.UTC(2025, 2, 10, 9)
-const minute = 60_000
-const hour = 60 * minute
-
-/** One attempt held on one key (with a lease of an hour), as the store answers it. */
-export function reserveOne(
-  store: Store,
-  key: string,
-  { limit, now }: { limit: number; now: number },
-): Promise<Reservation> {
-  return store.throttle.reserveAttempts([{ key, limit }], { now, leaseMs: hour })
-}
-
-/** Ends `hold` with nothing counted. */
-export function releaseOne(store: Store, hold: string, now: number): Promise<void> {
-  return store.throttle.settleAttempts({ hold, fail: [], clear: [] }, { now, windowMs: hour })
-}
+import { attemptsHeld, clearOne, failOne, failuresOf, releaseOne, reserveOne } from './attempts.js'
+import { freshStoreEach, hour, minute, t0, type OpenStore } from './fixtures.js'
 
 /**
- * One failed attempt on `key`: held, then settled as a failure in a window of `windowMs`.
- * Answers the reservation (a failure is counted only when it was granted).
+ * The ThrottleStore port: holds for attempts in flight, settled failures in fixed windows,
+ * leases.
  */
-export async function failOne(
-  store: Store,
-  key: string,
-  { limit, now, windowMs }: { limit: number; now: number; windowMs: number },
-): Promise<Reservation> {
-  const reservation = await reserveOne(store, key, { limit, now })
-  if (reservation.status === 'granted') {
-    await store.throttle.settleAttempts(
-      { hold: reservation.hold, fail: [key], clear: [] },
-      { now, windowMs },
-    )
-  }
-  return reservation
-}
-
-/** Forgets the failures of `key`. */
-export function clearOne(store: Store, key: string, now: number): Promise<void> {
-  return store.throttle.settleAttempts(
-    { hold: 'no-such-hold', fail: [], clear: [key] },
-    { now, windowMs: hour },
-  )
-}
-
-/**
- * The failures plus live holds of `key` at `now`, read through the port itself: a reservation
- * at limit k is granted only when they are below k, and is released at once.
- */
-export async function attemptsHeld(store: Store, key: string, now: number): Promise<number> {
-  for (let limit = 1; ; limit++) {
-    const reservation = await reserveOne(store, key, { limit, now })
-    if (reservation.status === 'granted') {
-      await releaseOne(store, reservation.hold, now)
-      return limit - 1
-    }
-  }
-}
-
-/** The settled failures of `key` at `now`: a reservation at limit k is blocked only from k. */
-export async function failuresOf(store: Store, key: string, now: number): Promise<number> {
-  for (let limit = 1; ; limit++) {
-    const reservation = await reserveOne(store, key, { limit, now })
-    if (reservation.status === 'granted') await releaseOne(store, reservation.hold, now)
-    if (reservation.status !== 'blocked') return limit - 1
-  }
-}
-
-/**
- * The throttle port's contract: holds for attempts in flight, settled failures in fixed
- * windows, leases. Called inside each adapter's contract suite with its fresh store.
- */
-export function describeThrottleContract(current: () => Store): void {
+export function throttleContract(open: OpenStore): void {
   describe('throttle', () => {
+    const current = freshStoreEach(open)
     const windowMs = 15 * minute
     const at = (now: number, limit = 3) => ({ limit, now, windowMs })
     const lease = (now: number, leaseMs = hour) => ({ now, leaseMs })
