@@ -1,5 +1,6 @@
-// Helpers shared by the benchmark scripts: pinned servers, loopback calls with a Host header, a
-// pool of live refresh tokens, and the CPU time a process has used.
+// Helpers shared by the benchmark scripts: pinned servers, loopback calls with a Host header,
+// pools of live refresh tokens (the issuer's and node-oidc-provider's), and the CPU time a process
+// has used.
 import { spawn, spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
