@@ -1,5 +1,6 @@
-// Helpers shared by the benchmark scripts: pinned servers, loopback calls with a Host header, a
-// pool of live refresh tokens, and the CPU time a process has used.
+// Helpers shared by the benchmark scripts: pinned servers, loopback calls with a Host header,
+// pools of live refresh tokens (the issuer's and node-oidc-provider's), and the CPU time a process
+// has used.
 import { spawn, spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
@@ -183,5 +184,48 @@ export function userSystemSeconds(pid) {
     return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 }
   } catch {
     return undefined
+  }
+}
+
+/** node-oidc-provider's bench clients (oidc-provider.mjs): RS256 refresh and HS256 client_credentials. */
+export const OIDC_RS = 'bench-rs-client'
+export const OIDC_HS = 'bench-hs-client'
+export const OIDC_SECRET = 'bench-secret-0123456789-abcdefghijklmnop'
+
+/**
+ * node-oidc-provider's refresh grant with rotation, drawn from a pool as `refreshScenario` draws
+ * on the issuer's. Its token endpoint takes form bodies, and its client authenticates with
+ * client_secret_post, as the issuer's bench clients do with their secret in the body.
+ */
+export async function oidcRefreshScenario(url, connections) {
+  const pool = []
+  for (let i = 0; i < 2 * connections; i++) {
+    const minted = await call(`${url}/bench/refresh-token`, {
+      method: 'POST',
+      host: 'oidc.bench',
+      body: JSON.stringify({ client_id: OIDC_RS }),
+    })
+    pool.push(JSON.parse(minted.text).refresh_token)
+  }
+  return {
+    url: `${url}/token`,
+    requests: [
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        setupRequest: (req) => ({
+          ...req,
+          body: new URLSearchParams({
+            grant_type: 'refresh_token',
+            refresh_token: pool.shift(),
+            client_id: OIDC_RS,
+            client_secret: OIDC_SECRET,
+          }).toString(),
+        }),
+        onResponse: (status, body) => {
+          if (status === 200) pool.push(JSON.parse(body).refresh_token)
+        },
+      },
+    ],
   }
 }

@@ -5,6 +5,8 @@
 // median of the ratios measured within one round: this machine's speed drifts within seconds, and
 // a scenario measured a minute after its baseline would carry that drift into its ratio. The
 // issuer's CPU time per request is reported too; it hardly moves when the machine slows.
+// node-oidc-provider (oidc-provider.mjs) runs in the same rounds, each of its scenarios next to
+// the issuer's same grant.
 // Environment: BENCH_SECONDS (per scenario and round, default 4), BENCH_ROUNDS (default 3),
 // BENCH_CONNECTIONS (default 10).
 import { spawnSync } from 'node:child_process'
@@ -15,8 +17,11 @@ import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 import { median } from '@tessera/test-support'
 import {
+  OIDC_HS,
+  OIDC_SECRET,
   cpuSeconds,
   hasTaskset,
+  oidcRefreshScenario,
   pinLoadGenerator,
   pinned,
   refreshScenario,
@@ -69,12 +74,18 @@ async function load(name, { server, options: makeOptions }, seconds) {
   }
 }
 
-/** jose's RS256 signs per second on core 0, for `seconds` (sign-rate.mjs). */
-function signRate(seconds) {
-  const [command, argv] = pinned([process.execPath, join(here, 'sign-rate.mjs'), String(seconds)])
+/** jose's signs per second on core 0 and CPU µs per sign, for `seconds` (sign-rate.mjs). */
+function signRate(seconds, alg) {
+  const [command, argv] = pinned([
+    process.execPath,
+    join(here, 'sign-rate.mjs'),
+    String(seconds),
+    alg,
+  ])
   const run = spawnSync(command, argv, { encoding: 'utf8' })
   if (run.status !== 0) throw new Error(`sign-rate.mjs failed: ${run.stderr}`)
-  return { rps: JSON.parse(run.stdout).perSecond }
+  const { perSecond, cpuMicros } = JSON.parse(run.stdout)
+  return { rps: perSecond, us: cpuMicros }
 }
 
 const tmp = mkdtempSync(join(tmpdir(), 'tessera-bench-'))
@@ -91,6 +102,11 @@ try {
     (line) => line.msg === 'tessera issuer listening' && line.url,
   )
   const bare = await start([process.execPath, join(here, 'baseline-koa.mjs')], {}, (l) => l.url)
+  const oidc = await start(
+    [process.execPath, join(here, 'oidc-provider.mjs'), join(tmp, 'oidc-provider.db')],
+    {},
+    (l) => l.url,
+  )
 
   const json = { 'content-type': 'application/json' }
   const password = (clientId) =>
@@ -152,17 +168,40 @@ try {
         headers: { host: 'rs.bench' },
       }),
     },
-    sign: { name: 'jose RS256 sign, one core (baseline)' },
+    'oidc-rs-refresh': {
+      name: 'node-oidc-provider refresh grant, RS256 (rotation, SQLite)',
+      server: oidc,
+      options: () => oidcRefreshScenario(oidc.url, CONNECTIONS),
+    },
+    'oidc-hs-cc': {
+      name: 'node-oidc-provider client_credentials grant, HS256',
+      server: oidc,
+      options: async () => ({
+        url: `${oidc.url}/token`,
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_id: OIDC_HS,
+          client_secret: OIDC_SECRET,
+        }).toString(),
+      }),
+    },
+    sign: { name: 'jose RS256 sign, one core (baseline)', alg: 'RS256' },
+    'hs-sign': { name: 'jose HS256 sign, one core (baseline)', alg: 'HS256' },
   }
+  const signs = ['sign', 'hs-sign']
   const measure = (key, seconds) =>
-    key === 'sign' ? signRate(seconds) : load(scenarios[key].name, scenarios[key], seconds)
+    signs.includes(key)
+      ? signRate(seconds, scenarios[key].alg)
+      : load(scenarios[key].name, scenarios[key], seconds)
 
   // A short warm-up lets V8 optimise before the measured runs.
-  for (const key of Object.keys(scenarios)) if (key !== 'sign') await measure(key, 2)
+  for (const key of Object.keys(scenarios)) if (!signs.includes(key)) await measure(key, 2)
   // Each baseline sits between its targets, so that both are measured right next to it.
   const groups = [
-    ['hs-cc', 'bare', 'hs-refresh'],
-    ['rs-cc', 'sign', 'rs-refresh'],
+    ['oidc-hs-cc', 'hs-cc', 'bare', 'hs-refresh', 'hs-sign'],
+    ['rs-cc', 'sign', 'rs-refresh', 'oidc-rs-refresh'],
     ['hs-password', 'rs-password', 'jwks'],
   ]
   const rounds = []
@@ -185,27 +224,44 @@ try {
   console.log('| scenario | req/s | p50 ms | p99 ms | vs bare Koa | issuer CPU µs/request |')
   console.log('|---|---:|---:|---:|---:|---:|')
   for (const [key, { name }] of Object.entries(scenarios)) {
-    if (key === 'sign') continue
+    if (signs.includes(key)) continue
     const cell = (pick) => medianOf((r) => pick(r[key]))
     console.log(
       `| ${name} | ${cell((r) => r.rps).toFixed(0)} | ${cell((r) => r.p50)} | ${cell((r) => r.p99)} | ${fixed(medianOf((r) => r[key].rps / r.bare.rps))} | ${cell((r) => r.us).toFixed(0)} |`,
     )
   }
-  console.log(`| ${scenarios.sign.name} | ${medianOf((r) => r.sign.rps).toFixed(0)} | | | | |`)
-  console.log('')
-  const report = (name, key, against, target) => {
-    const each = rounds.map((r) => fixed(r[key].rps / r[against].rps)).join(', ')
-    const value = medianOf((r) => r[key].rps / r[against].rps)
-    console.log(`${name}: ${fixed(value)} (rounds: ${each}; target ≥ ${target})`)
+  for (const key of signs) {
+    const { name } = scenarios[key]
+    const cell = (pick) => medianOf((r) => pick(r[key])).toFixed(0)
+    console.log(`| ${name} | ${cell((r) => r.rps)} | | | | ${cell((r) => r.us)} |`)
   }
-  report('RS256 refresh grant / jose RS256 sign rate', 'rs-refresh', 'sign', '0.80')
-  report('HS256 refresh grant / bare Koa JSON route ', 'hs-refresh', 'bare', '0.50')
-  report('RS256 password grant / jose RS256 sign rate', 'rs-password', 'sign', '—')
-  report('HS256 client_credentials / bare Koa JSON route', 'hs-cc', 'bare', '—')
-  report('RS256 client_credentials / jose RS256 sign rate', 'rs-cc', 'sign', '—')
+  console.log('')
+  /** One figure: its median over the rounds, each round's value and its target. */
+  const report = (name, figure, target, unit = '') => {
+    const each = rounds.map((r) => fixed(figure(r))).join(', ')
+    const value = `${fixed(medianOf(figure))}${unit ? ` ${unit}` : ''}`
+    console.log(`${name}: ${value} (rounds: ${each}; target ${target})`)
+  }
+  const rate = (key, against) => (r) => r[key].rps / r[against].rps
+  report('RS256 refresh grant / jose RS256 sign rate', rate('rs-refresh', 'sign'), '≥ 0.80')
+  report('HS256 refresh grant / bare Koa JSON route ', rate('hs-refresh', 'bare'), '≥ 0.50')
+  report('RS256 password grant / jose RS256 sign rate', rate('rs-password', 'sign'), '—')
+  report('HS256 client_credentials / bare Koa JSON route', rate('hs-cc', 'bare'), '—')
+  report('RS256 client_credentials / jose RS256 sign rate', rate('rs-cc', 'sign'), '—')
   console.log(
     `HS256 refresh grant / bare Koa by CPU per request: ${fixed(medianOf((r) => r.bare.us / r['hs-refresh'].us))}`,
   )
+  console.log('')
+  // The grant's CPU per request less jose's CPU per signature of its algorithm, in bare Koa
+  // JSON routes: what the grant costs beyond the signature no issuer can skip.
+  const beyond = (name, key, sign) =>
+    report(name, (r) => (r[key].us - r[sign].us) / r.bare.us, '≤ 2.0', 'bare Koa routes')
+  beyond('HS256 refresh grant beyond its signature', 'hs-refresh', 'hs-sign')
+  beyond('RS256 refresh grant beyond its signature', 'rs-refresh', 'sign')
+  const versus = (name, key, theirs) =>
+    report(name, (r) => r[key].rps / r[theirs].rps, '≥ 1.0', '× node-oidc-provider')
+  versus('RS256 refresh grant / node-oidc-provider', 'rs-refresh', 'oidc-rs-refresh')
+  versus('HS256 client_credentials / node-oidc-provider', 'hs-cc', 'oidc-hs-cc')
 } finally {
   for (const child of children) child.kill('SIGTERM')
   rmSync(tmp, { recursive: true, force: true })

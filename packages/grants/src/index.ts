@@ -44,27 +44,17 @@ export { authorizationCodeGrant } from './authorization-code.js'
 export { refreshTokenGrant } from './refresh-token.js'
 export {
   parseAuthorizationRequest,
-  resumeSession,
-  beginLogin,
-  completeLogin,
   MAX_STATE_LENGTH,
   MAX_NONCE_LENGTH,
   MAX_LOGIN_HINT_LENGTH,
   PROMPT_VALUES,
 } from './authorize.js'
+export { resumeSession } from './single-sign-on.js'
+export { beginLogin, completeLogin } from './login-form.js'
 export { MAX_CODES_PER_SESSION_AND_CLIENT } from './internal/issue-code.js'
-export type {
-  AuthorizationRequest,
-  AuthorizeOutcome,
-  BrowserSession,
-  LoginForm,
-  BeginLoginOptions,
-  LoginOutcome,
-  LoginSubmission,
-  OpenIdRequest,
-  Prompt,
-  SessionOutcome,
-} from './authorize.js'
+export type { AuthorizationRequest, AuthorizeOutcome, OpenIdRequest, Prompt } from './authorize.js'
+export type { BrowserSession, SessionOutcome } from './single-sign-on.js'
+export type { LoginForm, BeginLoginOptions, LoginOutcome, LoginSubmission } from './login-form.js'
 export type { SignIn } from './access-token.js'
 export {
   EMAIL_CLAIMS,

@@ -1,4 +1,5 @@
-import type { AuthorizationRequest, LoginOutcome, LoginSubmission } from '../authorize.js'
+import type { AuthorizationRequest } from '../authorize.js'
+import type { LoginOutcome, LoginSubmission } from '../login-form.js'
 import type { GrantDeps, TenantContext } from '../context.js'
 import { issueCode } from '../internal/issue-code.js'
 import type { SessionRecord } from '../ports.js'

@@ -1,7 +1,9 @@
 import type { Client } from '@tessera/config-schema'
 import type { JWTPayload, TokenSigner } from '@tessera/keys'
 import { describe, expect, it } from 'vitest'
-import { completeLogin, parseAuthorizationRequest, resumeSession } from '../authorize.js'
+import { parseAuthorizationRequest } from '../authorize.js'
+import { completeLogin } from '../login-form.js'
+import { resumeSession } from '../single-sign-on.js'
 import type { AuthorizationRequest, AuthorizeOutcome } from '../authorize.js'
 import type { GrantDeps, TenantContext } from '../context.js'
 import { sha256Hex } from '../crypto.js'
@@ -387,7 +389,7 @@ describe('single sign-on', () => {
     const tenant = tenantWith()
     const { record, cookie } = liveSession({ sub: 'alice-sub' })
     deps.sessionStore.sessions.set(record.idHash, record)
-    const { beginLogin } = await import('../authorize.js')
+    const { beginLogin } = await import('../login-form.js')
     const request = loginRequest(authorize({ scope: 'openid', nonce: 'n-3' }))
     const form = await beginLogin(request, tenant, deps)
     const outcome = await completeLogin(
@@ -439,7 +441,7 @@ describe('single sign-on', () => {
   it('starts no session for a login without openid', async () => {
     const deps = depsWith()
     const tenant = tenantWith()
-    const { beginLogin } = await import('../authorize.js')
+    const { beginLogin } = await import('../login-form.js')
     const form = await beginLogin(loginRequest(authorize({ scope: 'orders' })), tenant, deps)
     const outcome = await completeLogin(
       {

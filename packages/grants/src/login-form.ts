@@ -1,0 +1,216 @@
+import type { Client } from '@tessera/config-schema'
+import type { AuthorizationRequest } from './authorize.js'
+import { isConfidentialClient } from './client-auth.js'
+import type { GrantDeps, TenantContext } from './context.js'
+import { randomToken, sha256 } from './crypto.js'
+import { issueCode } from './internal/issue-code.js'
+import { loginSealKey, openLogin, sealLogin } from './internal/login-seal.js'
+import { isRegisteredRedirectUri } from './internal/redirect-uri.js'
+import { hasOpenIdScope } from './openid/claims.js'
+import { continueSession } from './openid/loopback-consent.js'
+import { startSession } from './openid/session.js'
+import type { SessionCookie } from './openid/session.js'
+import { checkPasswordThrottled } from './throttle.js'
+import { throttleRefusal } from './throttle-refusal.js'
+
+/** What the login form's submission leads to. */
+export type LoginOutcome =
+  | { kind: 'error-page'; description: string }
+  /** `session`: the cookie of the session this login started (OpenID Connect requests only). */
+  | { kind: 'redirect'; location: string; session?: SessionCookie }
+  /**
+   * Show the form again (with a new seal) and this message; `status` 429 or 503 when the
+   * throttle refused or could not decide in time, with the seconds to wait.
+   */
+  | {
+      kind: 'retry'
+      request: AuthorizationRequest
+      message: string
+      status?: 429 | 503
+      retryAfterSeconds?: number
+    }
+
+/** A login form ready to render: the sealed request goes into the form, the binding into a cookie. */
+export interface LoginForm {
+  /** The sealed pending request; the form posts it back as `csrf_token`. */
+  csrfToken: string
+  /** A fresh random value for the binding cookie. */
+  bindingValue: string
+  /** Epoch milliseconds after which the form is refused. */
+  expiresAt: number
+}
+
+function bindingHash(bindingValue: string): string {
+  return sha256(bindingValue).toString('base64url')
+}
+
+/** What else a sealed form carries (see {@link beginLogin}). */
+export interface BeginLoginOptions {
+  /**
+   * A "Continue as …" form (a `confirm` outcome of `resumeSession`, single-sign-on.ts): the session's `sid`.
+   * Posted, such a form asks for no password; it gets a code from that session only.
+   */
+  sid?: string
+}
+
+/**
+ * Seals a validated request into a login form, bound to a fresh browser cookie: nothing is
+ * stored, so an unauthenticated GET can never grow the database. A cookie the browser already
+ * has is never reused: a value that an attacker planted could bind a form of theirs to the
+ * victim's browser (login CSRF).
+ */
+export async function beginLogin(
+  request: AuthorizationRequest,
+  tenant: TenantContext,
+  deps: Pick<GrantDeps, 'secrets' | 'loginTtlSeconds' | 'clock'>,
+  options: BeginLoginOptions = {},
+): Promise<LoginForm> {
+  const bindingValue = randomToken()
+  // A whole second: the seal's `exp` is a NumericDate.
+  const expiresAt = Math.floor((deps.clock() + deps.loginTtlSeconds * 1000) / 1000) * 1000
+  const csrfToken = await sealLogin(
+    {
+      id: randomToken(),
+      tenant: tenant.name,
+      clientId: request.client.clientId,
+      redirectUri: request.redirectUri,
+      scope: request.scope,
+      ...(request.state === undefined ? {} : { state: request.state }),
+      ...(request.codeChallenge === undefined ? {} : { codeChallenge: request.codeChallenge }),
+      ...(request.openid?.nonce === undefined ? {} : { nonce: request.openid.nonce }),
+      ...(options.sid === undefined ? {} : { sid: options.sid }),
+      bindingHash: bindingHash(bindingValue),
+      expiresAt,
+    },
+    await loginSealKey(deps.secrets),
+  )
+  return { csrfToken, bindingValue, expiresAt }
+}
+
+/**
+ * The client as configured now still allows what the form was sealed for: configuration may
+ * have changed while the user was typing.
+ */
+function stillAllowed(
+  client: Client,
+  redirectUri: string,
+  scope: string,
+  challenge: string | undefined,
+): boolean {
+  return (
+    client.grantTypes.includes('authorization_code') &&
+    isRegisteredRedirectUri(client.redirectUris, redirectUri) &&
+    (scope === '' || scope.split(' ').every((token) => client.scopes.includes(token))) &&
+    (challenge !== undefined || isConfidentialClient(client))
+  )
+}
+
+/** The fields the login form posts. */
+export interface LoginSubmission {
+  /** The sealed request the form carries (see {@link beginLogin}). */
+  csrfToken: string | undefined
+  username: string | undefined
+  password: string | undefined
+  /** The browser-binding cookie, if the browser sent it. */
+  bindingValue: string | undefined
+  /** The session cookie, if the browser sent one (OpenID Connect requests only read it). */
+  sessionValue?: string | undefined
+  address: string
+}
+
+const WRONG_CREDENTIALS = 'Invalid username or password.'
+
+/**
+ * Handles the login form: opens the seal, checks the browser binding, spends the form (once,
+ * across replicas), checks the credentials (throttled like the password grant) and, on success,
+ * stores a code and redirects with `code`, `state` and `iss`.
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.1.2
+ * @see https://www.rfc-editor.org/rfc/rfc9207
+ */
+export async function completeLogin(
+  form: LoginSubmission,
+  tenant: TenantContext,
+  deps: GrantDeps,
+): Promise<LoginOutcome> {
+  const expired: LoginOutcome = {
+    kind: 'error-page',
+    description:
+      'This sign-in form has expired or was already used. Go back to the application and sign in again.',
+  }
+  if (form.csrfToken === undefined) {
+    return { kind: 'error-page', description: 'The sign-in form is missing its CSRF token.' }
+  }
+  const now = deps.clock()
+  const sealed = await openLogin(form.csrfToken, tenant.name, await loginSealKey(deps.secrets), now)
+  if (sealed === undefined) return expired
+  if (form.bindingValue === undefined || bindingHash(form.bindingValue) !== sealed.bindingHash) {
+    return {
+      kind: 'error-page',
+      description:
+        'This sign-in form belongs to another browser session, or a newer one was opened in another tab. Sign in again from the application.',
+    }
+  }
+  const client = tenant.clients.get(sealed.clientId)
+  if (
+    client === undefined ||
+    !stillAllowed(client, sealed.redirectUri, sealed.scope, sealed.codeChallenge)
+  ) {
+    return expired
+  }
+  // Spent only after the checks above: a form posted from another browser must not use up the
+  // user's own. The mark is atomic across replicas, so of two posts of one form one gets here.
+  if (!(await deps.marks.mark(tenant.name, 'login', sealed.id, sealed.expiresAt, now))) {
+    return expired
+  }
+  const request: AuthorizationRequest = {
+    client,
+    redirectUri: sealed.redirectUri,
+    scope: sealed.scope,
+    ...(sealed.state === undefined ? {} : { state: sealed.state }),
+    ...(sealed.codeChallenge === undefined ? {} : { codeChallenge: sealed.codeChallenge }),
+    // The form already answered prompt and max_age: a sign-in is what they asked for.
+    ...(hasOpenIdScope(sealed.scope)
+      ? { openid: { prompt: [], ...(sealed.nonce === undefined ? {} : { nonce: sealed.nonce }) } }
+      : {}),
+  }
+  if (sealed.sid !== undefined && request.openid !== undefined) {
+    return continueSession(request, sealed.sid, form, tenant, deps)
+  }
+  if (form.username === undefined || form.password === undefined) {
+    return { kind: 'retry', request, message: 'Enter your username and password.' }
+  }
+
+  let user
+  try {
+    user = await checkPasswordThrottled(
+      {
+        tenant: tenant.name,
+        username: form.username,
+        password: form.password,
+        address: form.address,
+      },
+      tenant.users,
+      deps,
+    )
+  } catch (error) {
+    const refusal = throttleRefusal(error)
+    if (refusal === undefined) throw error
+    return { kind: 'retry', request, ...refusal }
+  }
+  // The same message whether or not the user exists, so the form reveals no usernames.
+  if (user === null) return { kind: 'retry', request, message: WRONG_CREDENTIALS }
+
+  if (request.openid === undefined) {
+    return { kind: 'redirect', location: await issueCode(request, user, undefined, tenant, deps) }
+  }
+  const started = await startSession(user, form.sessionValue, tenant, deps)
+  const location = await issueCode(
+    request,
+    user,
+    { authTime: started.session.authTime, sid: started.session.sid },
+    tenant,
+    deps,
+  )
+  return { kind: 'redirect', location, session: started.cookie }
+}
