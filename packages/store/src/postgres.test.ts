@@ -48,7 +48,6 @@ const TABLES = [
   'authorization_codes',
   'refresh_tokens',
   'refresh_families',
-  'login_transactions',
   'marks',
   'secrets',
   'sessions',
@@ -353,21 +352,65 @@ describe('openPostgresStore', () => {
     ).rejects.toMatchObject({ code: '23514' })
   })
 
-  it('sweeps the expired login transactions that an earlier version stored', async () => {
-    const store = await open()
-    for (const [id, expiresAt] of [
-      ['old', t0 + 600_000],
-      ['live', t0 + 600_001],
-    ] as const) {
-      await raw.query(
-        `INSERT INTO login_transactions (tenant, id, client_id, redirect_uri, scope, binding_hash,
-           created_at, expires_at) VALUES ('acme', $1, 'web', 'https://app.example/cb', '', 'b', $2, $3)`,
-        [id, t0, expiresAt],
+  it('drops login_transactions from a version 13 database, keeping its other rows', async () => {
+    const database = await freshDatabase()
+    const client = new pg.Client({ connectionString: database.url })
+    await client.connect()
+    const code = codeRecord()
+    try {
+      await migratePostgres(client, PG_MIGRATIONS.slice(0, 13))
+      await client.query(
+        `INSERT INTO authorization_codes (tenant, code_hash, client_id, redirect_uri,
+           code_challenge, scope, sub, claims, created_at, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+        [
+          code.tenant,
+          code.codeHash,
+          code.clientId,
+          code.redirectUri,
+          code.codeChallenge,
+          code.scope,
+          code.sub,
+          JSON.stringify(code.claims),
+          code.createdAt,
+          code.expiresAt,
+        ],
       )
+      for (const [id, expiresAt] of [
+        ['old', t0 + 600_000],
+        ['live', t0 + 600_001],
+      ] as const) {
+        await client.query(
+          `INSERT INTO login_transactions (tenant, id, client_id, redirect_uri, scope, binding_hash,
+             created_at, expires_at) VALUES ('acme', $1, 'web', 'https://app.example/cb', '', 'b', $2, $3)`,
+          [id, t0, expiresAt],
+        )
+      }
+    } finally {
+      await client.end()
     }
-    expect(await store.expiry.purgeExpired(t0 + 600_000)).toBe(1)
-    const { rows } = await raw.query<{ id: string }>('SELECT id FROM login_transactions')
-    expect(rows).toEqual([{ id: 'live' }])
+    const store = await open(database.url)
+    const check = new pg.Client({ connectionString: database.url })
+    await check.connect()
+    try {
+      const left = await check.query(
+        "SELECT relname FROM pg_class WHERE relname LIKE 'login_transactions%'",
+      )
+      expect(left.rows).toEqual([])
+      const versions = await check.query('SELECT max(version) AS v FROM schema_migrations')
+      expect(versions.rows).toEqual([{ v: 14 }])
+    } finally {
+      await check.end()
+    }
+    expect(await store.codes.findCode('acme', code.codeHash)).toStrictEqual(code)
+    expect(
+      await store.codes.redeemCode('acme', code.codeHash, t0, {
+        family: refreshFamily(),
+        tokenHash: sha256('rt'),
+      }),
+    ).toBe(true)
+    expect(await store.marks.mark('acme', 'login', 'form-1', t0 + 1, t0)).toBe(true)
+    expect(await store.expiry.purgeExpired(t0 + 1)).toBe(1)
   })
 
   it('stores a code’s nonce as its UTF-8 bytes, U+0000 included', async () => {

@@ -347,19 +347,53 @@ describe('openSqliteStore: the grant tables', () => {
     db.close()
   })
 
-  it('sweeps the expired login transactions that an earlier version stored', async () => {
+  it('drops login_transactions from a version 13 file, keeping its other rows', async () => {
     const file = freshFile()
-    const store = await open(file)
-    const db = new Database(file)
-    const insert = db.prepare(
+    const thirteen = new Database(file)
+    migrate(thirteen, MIGRATIONS.slice(0, 13))
+    const code = codeRecord()
+    thirteen
+      .prepare(
+        `INSERT INTO authorization_codes (tenant, code_hash, client_id, redirect_uri,
+           code_challenge, scope, sub, claims, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        code.tenant,
+        code.codeHash,
+        code.clientId,
+        code.redirectUri,
+        code.codeChallenge,
+        code.scope,
+        code.sub,
+        JSON.stringify(code.claims),
+        code.createdAt,
+        code.expiresAt,
+      )
+    const insertLogin = thirteen.prepare(
       `INSERT INTO login_transactions (tenant, id, client_id, redirect_uri, scope, binding_hash,
          created_at, expires_at) VALUES ('acme', ?, 'web', 'https://app.example/cb', '', 'b', ?, ?)`,
     )
-    insert.run('old', t0, t0 + 600_000)
-    insert.run('live', t0, t0 + 600_001)
-    expect(await store.expiry.purgeExpired(t0 + 600_000)).toBe(1)
-    expect(db.prepare('SELECT id FROM login_transactions').all()).toEqual([{ id: 'live' }])
+    insertLogin.run('old', t0, t0 + 600_000)
+    insertLogin.run('live', t0, t0 + 600_001)
+    thirteen.close()
+
+    const store = await open(file)
+    const db = raw(file)
+    expect(
+      db.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'login_transactions%'").all(),
+    ).toEqual([])
+    expect(db.prepare('SELECT max(version) AS v FROM schema_migrations').get()).toEqual({ v: 14 })
     db.close()
+    expect(await store.codes.findCode('acme', code.codeHash)).toStrictEqual(code)
+    expect(
+      await store.codes.redeemCode('acme', code.codeHash, t0, {
+        family: refreshFamily(),
+        tokenHash: sha256('rt'),
+      }),
+    ).toBe(true)
+    expect(await store.marks.mark('acme', 'login', 'form-1', t0 + 1, t0)).toBe(true)
+    expect(await store.expiry.purgeExpired(t0 + 1)).toBe(1)
   })
 
   it('deletes the tokens of a family deleted under them (ON DELETE CASCADE)', async () => {

@@ -28,7 +28,6 @@ describe('migrate', () => {
       'key_change_counter',
       'key_changes',
       'keys',
-      'login_transactions',
       'marks',
       'parsed_config',
       'pruned_kids',

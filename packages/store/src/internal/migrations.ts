@@ -273,6 +273,16 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    // No code reads or writes login_transactions: a pending sign-in travels sealed (encrypted)
+    // in the login form's csrf_token, bound to the tessera_login cookie, and a posted form is
+    // made single use by a mark. Dropping the table drops its index and any rows left in it.
+    version: 14,
+    name: 'drop_login_transactions',
+    sql: `
+      DROP TABLE login_transactions;
+    `,
+  },
 ]
 
 /**

@@ -286,6 +286,14 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    // No code reads or writes login_transactions (see the SQLite migration 14).
+    version: 14,
+    name: 'drop_login_transactions',
+    sql: `
+      DROP TABLE login_transactions;
+    `,
+  },
 ]
 
 /**

@@ -1,6 +1,10 @@
 import type { TenantAlgorithmRecord, TenantAlgorithmStore } from '@tessera/keys'
-import { same } from '../internal/tenant-algorithms.js'
 import { settle } from '../internal/settle.js'
+
+/** Whether two records of one tenant say the same. */
+function same(a: TenantAlgorithmRecord, b: TenantAlgorithmRecord): boolean {
+  return a.algorithm === b.algorithm && a.since === b.since && a.hs256Before === b.hs256Before
+}
 
 /** The port in a Map, for the memory store. */
 export function createMemoryTenantAlgorithms(open: () => void): {

@@ -20,9 +20,6 @@ export function createPostgresExpiry({ run, transaction }: PgRunner): ExpiryStor
           // families, and a purge that took codes first could cross it.
           ['DELETE FROM sessions WHERE expires_at <= $1 OR ended_at <= $1', now],
           ['DELETE FROM authorization_codes WHERE expires_at <= $1', now - CODE_RETENTION_MS],
-          // Nothing writes login_transactions (login forms are sealed, not stored); this empties
-          // the rows of databases older than that.
-          ['DELETE FROM login_transactions WHERE expires_at <= $1', now],
           // Deleted explicitly, not left to ON DELETE CASCADE, so that they are counted.
           [
             `DELETE FROM refresh_tokens WHERE (tenant, family_id) IN

@@ -12,9 +12,6 @@ export function createSqliteExpiry(
   clientAuthFailures: SweptFailureCounter,
 ): ExpiryStore {
   const purgeCodes = db.prepare<[number]>('DELETE FROM authorization_codes WHERE expires_at <= ?')
-  // Nothing writes login_transactions (login forms are sealed, not stored); this empties the
-  // rows of databases older than that.
-  const purgeLogins = db.prepare<[number]>('DELETE FROM login_transactions WHERE expires_at <= ?')
   // Deleted explicitly, not left to ON DELETE CASCADE, so that they are counted.
   const purgeTokens = db.prepare<[number]>(
     `DELETE FROM refresh_tokens WHERE (tenant, family_id) IN
@@ -28,7 +25,6 @@ export function createSqliteExpiry(
   const purge = db.transaction((now: number): number => {
     return (
       purgeCodes.run(now - CODE_RETENTION_MS).changes +
-      purgeLogins.run(now).changes +
       purgeTokens.run(now).changes +
       purgeFamilies.run(now).changes +
       throttle.purge(now) +

@@ -116,7 +116,7 @@ function isTokenFamilyRow(row: unknown): row is TokenFamilyRow {
  * A row of `refresh_tokens` joined to its `refresh_families` row.
  *
  * Read on every refresh, so checked by hand rather than with zod (a third of zod's time);
- * `rows.test.ts` holds it to the verdicts of the equivalent zod schema.
+ * `refresh-tokens.test.ts` holds it to the verdicts of the equivalent zod schema.
  */
 export function parseTokenFamilyRow(row: unknown): {
   token: RefreshTokenRecord

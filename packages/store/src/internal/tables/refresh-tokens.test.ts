@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import * as z from 'zod'
-import { parseTokenFamilyRow } from './tables/refresh-tokens.js'
+import { parseTokenFamilyRow } from './refresh-tokens.js'
 
-// The zod schema that parseTokenFamilyRow replaced on the refresh path: the hand-written checks
-// must accept exactly the rows it accepts.
+// The zod schema equivalent to parseTokenFamilyRow: its hand-written checks must accept exactly
+// the rows the schema accepts.
 const Claims = z
   .string()
   .transform((text, ctx): unknown => {
