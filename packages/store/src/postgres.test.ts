@@ -207,7 +207,7 @@ async function afterCommitOf<T>(
 describe('openPostgresStore', () => {
   beforeEach(emptyTables)
 
-  it('numbers key changes in commit order, so a poll never passes one still uncommitted (#15)', async () => {
+  it('numbers key changes in commit order, so a poll never passes one still uncommitted', async () => {
     const store = await open()
     const since = await store.keys.keyChangeCursor()
     const early = storedKey({ tenant: 'early' })
@@ -401,7 +401,7 @@ describe('openPostgresStore', () => {
     expect(rows).toEqual([{ id: 'live' }])
   })
 
-  it('stores a code’s nonce as its UTF-8 bytes, U+0000 included (#14)', async () => {
+  it('stores a code’s nonce as its UTF-8 bytes, U+0000 included', async () => {
     const store = await open()
     const nonce = 'a\u0000\u00e9\u{1F600}'
     await store.codes.saveCode(codeRecord({ nonce, sid: 'sid-1', authTime: t0 }))
@@ -414,7 +414,7 @@ describe('openPostgresStore', () => {
     expect(rows).toEqual([{ nonce: Buffer.from(nonce).toString('hex') }])
   })
 
-  it('migrates a version 7 database in place, keeping its codes and families (#14)', async () => {
+  it('migrates a version 7 database in place, keeping its codes and families', async () => {
     const database = await freshDatabase()
     const client = new pg.Client({ connectionString: database.url })
     await client.connect()
@@ -971,7 +971,7 @@ describe('openPostgresStore: four pools on one database, as four replicas', () =
     expect(await count('refresh_tokens')).toBe(2)
   })
 
-  it('never leaves a live family of an ended sid: logouts on one store racing redemptions on another (#14)', async () => {
+  it('never leaves a live family of an ended sid: logouts on one store racing redemptions on another', async () => {
     const [redeemer, ender] = await Promise.all([open(), open()])
     await raceLogoutAndRedemption(redeemer, ender, 200)
     expect(
@@ -981,7 +981,7 @@ describe('openPostgresStore: four pools on one database, as four replicas', () =
     ).toBe(0)
   })
 
-  it('makes a logout wait for a redemption in flight, then revoke the family it created (#14)', async () => {
+  it('makes a logout wait for a redemption in flight, then revoke the family it created', async () => {
     const store = await open()
     await store.sessions.createSession(sessionRecord())
     await store.codes.saveCode(codeRecord({ sid: 'sid-1', authTime: t0 }))
@@ -1008,7 +1008,7 @@ describe('openPostgresStore: four pools on one database, as four replicas', () =
     expect((await store.refreshTokens.findFamily('acme', 'family-1'))?.revokedAt).toBe(t0 + 2)
   })
 
-  it('makes a redemption wait for a logout in flight, then fail (#14)', async () => {
+  it('makes a redemption wait for a logout in flight, then fail', async () => {
     const store = await open()
     await store.sessions.createSession(sessionRecord())
     await store.codes.saveCode(codeRecord({ sid: 'sid-1', authTime: t0 }))
@@ -1274,7 +1274,7 @@ describe('openPostgresStore: separate processes on one database', () => {
     expect(await count('keys')).toBe(rounds)
   })
 
-  it('grants no more than either limit among reservations from four processes (issue #11)', async () => {
+  it('grants no more than either limit among reservations from four processes', async () => {
     const results = await race<number>('reserve', rounds, replicas)
     const granted = results.flat().filter((user) => user >= 0)
     expect(results.flat()).toHaveLength(rounds * replicas)

@@ -109,7 +109,7 @@ describe('openSqliteStore', () => {
     expect(after).toMatchObject(MIGRATIONS.map(({ version, name }) => ({ version, name })))
   })
 
-  it('migrates a version 7 file in place, keeping its codes and families (#14)', async () => {
+  it('migrates a version 7 file in place, keeping its codes and families', async () => {
     const file = freshFile()
     const seven = new Database(file)
     migrate(seven, MIGRATIONS.slice(0, 7))
@@ -232,7 +232,7 @@ describe('openSqliteStore', () => {
 })
 
 describe('openSqliteStore: two stores on one file, as two replicas', () => {
-  it('never leaves a live family of a sid whose logout, on one store, raced a redemption on the other (#14)', async () => {
+  it('never leaves a live family of a sid whose logout, on one store, raced a redemption on the other', async () => {
     const file = freshFile()
     const [a, b] = await Promise.all([open(file), open(file)])
     await raceLogoutAndRedemption(a, b, 40)
@@ -359,7 +359,7 @@ describe('openSqliteStore: separate processes on one file', () => {
     db.close()
   })
 
-  it('grants no more than either limit among reservations from four processes (issue #11)', async () => {
+  it('grants no more than either limit among reservations from four processes', async () => {
     const file = freshFile()
     await (await open(file)).close()
     // replica.mjs reserves user u<i % 3> (limit 10) with one address (limit 25), both or none.
@@ -490,7 +490,7 @@ async function withStoreOpenUnderUmask000(
   }
 }
 
-describe('openSqliteStore: file modes (#11)', () => {
+describe('openSqliteStore: file modes', () => {
   beforeAll(checkBuild)
 
   it('creates its directories 0700 and the database, -wal and -shm 0600 under umask 000', async () => {

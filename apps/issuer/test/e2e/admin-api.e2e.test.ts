@@ -1,5 +1,5 @@
 /**
- * The admin API (issue #13, item 4) over HTTP on the admin listener of a real `tessera dev`
+ * The admin API over HTTP on the admin listener of a real `tessera dev`
  * process with a SQLite file: each route, each error, parallel rotations. Authentication, the
  * log and the documented examples are in admin-api.auth.e2e.test.ts.
  */
@@ -35,7 +35,7 @@ interface KeyList {
   keys: KeyEntry[]
 }
 
-describe('the admin API (issue #13)', { timeout: 120_000 }, () => {
+describe('the admin API', { timeout: 120_000 }, () => {
   const tmp = tempDir()
   const vars = {
     JWT_SECRET,
@@ -66,7 +66,7 @@ describe('the admin API (issue #13)', { timeout: 120_000 }, () => {
   }
   beforeAll(async () => {
     cli = await startIssuerCli(vars)
-    // The first use of rs: its key is made on first use (#15), not by the start.
+    // The first use of rs: its key is made on first use, not by the start.
     expect((await send(cli.url, { path: '/.well-known/jwks.json', host: 'rs.test' })).status).toBe(
       200,
     )

@@ -1,5 +1,5 @@
 /**
- * The admin API across replicas (issue #13, item 4): two `tessera dev` processes on one
+ * The admin API across replicas: two `tessera dev` processes on one
  * PostgreSQL database; a change made through one replica's admin API reaches the other within
  * the key poll.
  */

@@ -34,8 +34,8 @@ function listeningPorts(pid: number): number[] {
 
 const portOf = (url: string): number => Number(new URL(url).port)
 
-// Issue #11, item 9: /metrics names every tenant, so it is served on a listener of its own.
-describe('the admin listener (issue #11)', () => {
+// /metrics names every tenant, so it is served on a listener of its own.
+describe('the admin listener', () => {
   const tmp = tempDir()
   const vars = {
     JWT_SECRET,
@@ -113,7 +113,7 @@ describe('the admin listener (issue #11)', () => {
     }
   })
 
-  it('answers every admin API route 404 without ADMIN_TOKEN, a bearer token or not (issue #13)', async () => {
+  it('answers every admin API route 404 without ADMIN_TOKEN, a bearer token or not', async () => {
     const routes = [
       ['GET', '/admin/tenants'],
       ['GET', '/admin/tenants/rs/keys'],
@@ -137,7 +137,7 @@ describe('the admin listener (issue #11)', () => {
   })
 })
 
-describe('ADMIN_PORT=off and a taken ADMIN_PORT (issue #11)', () => {
+describe('ADMIN_PORT=off and a taken ADMIN_PORT', () => {
   const tmp = tempDir()
   const vars = {
     JWT_SECRET,

@@ -181,7 +181,7 @@ describe('GET /authorize and the login page', () => {
     expect(reused.text).toContain('expired or was already used')
   })
 
-  it('gives exactly one of 12 concurrent posts of one form a code (issue #11)', async () => {
+  it('gives exactly one of 12 concurrent posts of one form a code', async () => {
     const page = await openLogin(issuer.url, HS.host, valid)
     const fields = { csrf_token: page.csrfToken, username: 'alice', password: 'alice-password' }
     const results = await Promise.all(
@@ -306,7 +306,7 @@ describe('GET /authorize and the login page', () => {
     }
   })
 
-  it('never adopts a binding cookie the browser sends (issue #11)', async () => {
+  it('never adopts a binding cookie the browser sends', async () => {
     const planted = 'tessera_login=attacker-chosen-value'
     const page = await openLogin(issuer.url, HS.host, valid, planted)
     expect(page.cookie).toMatch(/^tessera_login=[A-Za-z0-9_-]{43}$/)

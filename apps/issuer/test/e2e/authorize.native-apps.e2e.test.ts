@@ -7,7 +7,7 @@ import { authorizePath, openLogin, pkce, submitLogin } from '../support/oauth.js
 const HOST = 'native.test'
 const APP = '66666666-6666-4666-8666-666666666666'
 
-// Issue #11: native apps (RFC 8252) get a code at a loopback port chosen at run time and at a
+// Native apps (RFC 8252) get a code at a loopback port chosen at run time and at a
 // private-use scheme, each exactly where they asked for it.
 describe('GET /authorize for native apps (RFC 8252)', () => {
   let issuer: RunningIssuer

@@ -18,9 +18,9 @@ function databaseBytes(file: string): number {
   )
 }
 
-// Issue #11: every GET of /authorize used to store a login transaction holding the caller's
-// state; 2,000 requests grew the database by 62 MB.
-describe('GET /authorize writes nothing (issue #11)', () => {
+// A GET of /authorize stores nothing: anyone may send it, so a row per request would let
+// 2,000 requests grow the database by tens of megabytes.
+describe('GET /authorize writes nothing', () => {
   let issuer: RunningIssuer
   let tmp: ReturnType<typeof tempDir>
   let database: string

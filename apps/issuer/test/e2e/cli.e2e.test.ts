@@ -138,7 +138,7 @@ describe('tessera CLI', () => {
       expect((globex.json as { issuer: string }).issuer).toBe(`http://globex.localhost:${port}`)
       const jwks = await send(url, { path: '/.well-known/jwks.json', host: 'globex.localhost' })
       expect((jwks.json as { keys: unknown[] }).keys).toHaveLength(1)
-      // Issue #12: the login page names the example app by its client_name, not its UUID.
+      // The login page names the example app by its client_name, not its UUID.
       const query = new URLSearchParams({
         response_type: 'code',
         client_id: SPA_CLIENT_ID,

@@ -14,7 +14,7 @@ const EXAMPLES = join(REPO, 'examples')
 /** A stack frame, as Node prints them: what a user must never see for a usage problem. */
 const STACK_FRAME = /^\s+at .+:\d+:\d+\)?$/m
 
-describe('tessera CLI usage (issue #12)', () => {
+describe('tessera CLI usage', () => {
   let tmp: ReturnType<typeof tempDir>
   beforeAll(() => {
     tmp = tempDir()

@@ -1,5 +1,5 @@
 /**
- * HTTP Basic as authlib and requests-oauthlib send it (issue #13): client_id and secret joined
+ * HTTP Basic as authlib and requests-oauthlib send it: client_id and secret joined
  * with a colon without the form-encoding of RFC 6749 §2.3.1. Both ways are accepted.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

@@ -61,7 +61,7 @@ const BETA = 'bbbbbbbb-2222-4222-8222-222222222222'
 const GAMMA = 'cccccccc-3333-4333-8333-333333333333'
 
 // Each test spawns the CLI; on a loaded 2-core machine one spawn can take seconds.
-describe('tessera start without KEY_ENCRYPTION_SECRET (#11)', { timeout: 90_000 }, () => {
+describe('tessera start without KEY_ENCRYPTION_SECRET', { timeout: 90_000 }, () => {
   let tmp: ReturnType<typeof tempDir>
   beforeAll(() => {
     tmp = tempDir()
@@ -91,7 +91,7 @@ describe('tessera start without KEY_ENCRYPTION_SECRET (#11)', { timeout: 90_000 
     expect(existsSync(data)).toBe(false)
   })
 
-  it('refuses HS256 tenants with OpenID Connect clients too, naming them (#14)', async () => {
+  it('refuses HS256 tenants with OpenID Connect clients too, naming them', async () => {
     const mixed = configDir(tmp.dir, 'openid-mixed', [
       ['alpha', 'RS256', ALPHA],
       ['beta', 'HS256', BETA, ['openid', 'read']],
@@ -209,7 +209,7 @@ function modeOf(path: string): string {
   return (statSync(path).mode & 0o777).toString(8)
 }
 
-describe('tessera start under umask 000 (#11)', { timeout: 90_000 }, () => {
+describe('tessera start under umask 000', { timeout: 90_000 }, () => {
   let tmp: ReturnType<typeof tempDir>
   beforeAll(() => {
     tmp = tempDir()

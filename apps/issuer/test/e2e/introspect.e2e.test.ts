@@ -5,7 +5,7 @@ import { useIssuer } from '../support/issuer.js'
 import type { RunningIssuer } from '../support/issuer.js'
 import { signIn } from '../support/oauth.js'
 
-// Issue #11: introspection that tells the truth, over HTTP against an issuer on SQLite.
+// Introspection that tells the truth, over HTTP against an issuer on SQLite.
 const HOST = 'shop.test'
 const CB = 'http://localhost:9000/cb'
 const APP = { id: '0a000000-0000-4000-8000-000000000001', secret: 'app-secret-012345' }
@@ -20,7 +20,7 @@ interface Tokens {
   refresh_token?: string
 }
 
-describe('POST /introspect and POST /revoke: the truth about a token (#11)', () => {
+describe('POST /introspect and POST /revoke: the truth about a token', () => {
   let issuer: RunningIssuer
   useIssuer('introspect', (started) => {
     issuer = started

@@ -10,7 +10,7 @@ import { FIXTURES, JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js
 import type { RunningIssuer } from '../support/issuer.js'
 import { runCli } from '../support/process.js'
 
-// Issue #11: what introspection makes of a token whose key is gone or whose algorithm the
+// What introspection makes of a token whose key is gone or whose algorithm the
 // tenant left behind. Each test runs its own issuer on an SQLite file.
 const minute = 60_000
 const TTL_MS = 2 * 3_600_000 // TOKEN_EXPIRATION_IN_HOURS' default
@@ -50,7 +50,7 @@ async function passwordToken(issuer: RunningIssuer, host: string): Promise<strin
   return (res.json as { access_token: string }).access_token
 }
 
-describe('POST /introspect and signing keys (#11)', () => {
+describe('POST /introspect and signing keys', () => {
   let tmp: ReturnType<typeof tempDir>
   beforeAll(() => {
     tmp = tempDir()
@@ -144,7 +144,7 @@ describe('POST /introspect and signing keys (#11)', () => {
       offset += 10 * minute
       writeTenant('RS256')
       expect(await issuer.issuer.reload()).toBe(true)
-      // The RS256 period starts with the tenant's first key, made on its first use (#15).
+      // The RS256 period starts with the tenant's first key, made on its first use.
       expect((await send(issuer.url, { path: '/.well-known/jwks.json', host: HOST })).status).toBe(
         200,
       )

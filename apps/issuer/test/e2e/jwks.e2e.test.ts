@@ -86,7 +86,7 @@ describe('GET /.well-known/jwks.json and metadata', () => {
     }
   })
 
-  it('answers /healthz and /readyz on any host, and /metrics on none (issue #11)', async () => {
+  it('answers /healthz and /readyz on any host, and /metrics on none', async () => {
     const issuer = await startIssuer({ databaseUrl: 'memory:' })
     try {
       expect((await send(issuer.url, { path: '/healthz', host: 'whatever' })).json).toEqual({

@@ -14,7 +14,7 @@ function expectOnlyThePagesMarkup(page: string): void {
   expect(page.match(/<strong>/g)).toHaveLength(2)
 }
 
-// Issue #12: the sign-in pages escape by construction; a client's name and a user's input reach
+// The sign-in pages escape by construction; a client's name and a user's input reach
 // them as text, over HTTP as a browser gets them.
 describe('the login page with hostile values', () => {
   let issuer: RunningIssuer

@@ -30,8 +30,9 @@ async function startCallbackServer(host: '127.0.0.1' | '::1'): Promise<{
   return { server, port: (server.address() as AddressInfo).port, received }
 }
 
-// Issue #11: the login page's CSP said `form-action 'self' null` for a private-use redirect, and
-// Chromium blocked the redirect after sign-in: the code was issued and never delivered.
+// Chromium applies the login page's CSP form-action to the redirect that follows sign-in, so a
+// form-action that misses the private-use or loopback redirect leaves the code issued and never
+// delivered.
 describe('native apps signing in through Chromium (RFC 8252)', () => {
   let issuer: RunningIssuer
   let tmp: ReturnType<typeof tempDir>

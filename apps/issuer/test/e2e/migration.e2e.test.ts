@@ -263,7 +263,7 @@ describe('HS256 → RS256 migration under load (docs/migration.md)', () => {
       }
       /**
        * The key that signs once the tenant was used and its background rotation, if any, has
-       * arrived: keys are made on first use, rotations in the background (#15).
+       * arrived: keys are made on first use, rotations in the background.
        */
       const activeKid = async (): Promise<string> => {
         await hsRing().ensureKey()

@@ -59,7 +59,7 @@ async function closeOnceSaved(running: RunningIssuer): Promise<{ added: number; 
   }
 }
 
-describe('parse results of tenant files kept in the database (#15)', () => {
+describe('parse results of tenant files kept in the database', () => {
   let tmp: ReturnType<typeof tempDir>
   let config: string
   let databaseUrl: string

@@ -1,5 +1,5 @@
 /**
- * Provider scripts that fail (issue #11, item 6): a real `tessera dev` process whose provider
+ * Provider scripts that fail: a real `tessera dev` process whose provider
  * hangs, answers late, throws or answers garbage, driven over HTTP through /token and the login
  * form, with the process's own log lines checked.
  */
@@ -43,7 +43,7 @@ const MALFORMED: [mode: string, reason: string][] = [
   ['string-answer', 'answered a malformed value: the answer is not { sub, claims? } or null'],
 ]
 
-describe('provider scripts that fail (issue #11)', { timeout: 120_000 }, () => {
+describe('provider scripts that fail', { timeout: 120_000 }, () => {
   let tmp: ReturnType<typeof tempDir>
   let issuer: IssuerCli
 

@@ -5,10 +5,10 @@ import { HS, RS, startIssuer, tempDir } from '../support/issuer.js'
 import type { RunningIssuer } from '../support/issuer.js'
 import { authorizePath, pkce, SPA } from '../support/oauth.js'
 
-// Issue #11: behind TRUST_PROXY=n proxies, the client address is the n-th X-Forwarded-For entry
+// Behind TRUST_PROXY=n proxies, the client address is the n-th X-Forwarded-For entry
 // from the right, and host and protocol are the nearest proxy's; what the client itself wrote
 // further left changes nothing.
-describe('TRUST_PROXY (issue #11)', () => {
+describe('TRUST_PROXY', () => {
   const tmp = tempDir()
   const issuers: Record<string, RunningIssuer> = {}
 

@@ -1,5 +1,5 @@
 /**
- * Several replicas on one PostgreSQL (issue #6): real `tessera dev` processes
+ * Several replicas on one PostgreSQL: real `tessera dev` processes
  * on different ports sharing a database created for this file, exercised over HTTP on loopback.
  */
 import { join } from 'node:path'
@@ -109,7 +109,7 @@ describe('two replicas sharing one PostgreSQL', { timeout: 120_000 }, () => {
     await verifyAt(a, accessToken)
   })
 
-  it('takes at one replica the login form the other showed, once (issue #11)', async () => {
+  it('takes at one replica the login form the other showed, once', async () => {
     const request = {
       response_type: 'code',
       client_id: RS.client,

@@ -7,10 +7,10 @@ import { HS, startIssuer, tempDir } from '../support/issuer.js'
 import type { RunningIssuer } from '../support/issuer.js'
 import { authorizePath, pkce, SPA } from '../support/oauth.js'
 
-// Issue #11, item 8: bodies are read by a maintained reader that decodes gzip, deflate and br,
+// Bodies are read by a maintained reader that decodes gzip, deflate and br,
 // applies MAX_BODY_BYTES to the decoded size, and refuses other codings and charsets; a JSON
 // body with a repeated name is refused like a repeated form field.
-describe('request bodies over HTTP (issue #11)', () => {
+describe('request bodies over HTTP', () => {
   let issuer: RunningIssuer
   const tmp = tempDir()
 
@@ -206,8 +206,8 @@ describe('request bodies over HTTP (issue #11)', () => {
   })
 })
 
-// Issue #11, item 7: browsers must not guess a type other than the declared one.
-describe('X-Content-Type-Options on the tenants’ port (issue #11)', () => {
+// Browsers must not guess a type other than the declared one.
+describe('X-Content-Type-Options on the tenants’ port', () => {
   it('is nosniff on every response: pages, JSON, errors, 404s, 405s, HEAD', async () => {
     const issuer = await startIssuer({ databaseUrl: 'memory:' })
     try {

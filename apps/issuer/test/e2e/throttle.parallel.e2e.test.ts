@@ -1,5 +1,5 @@
 /**
- * Password throttling that parallel requests cannot get around (issue #11, item 1): a real
+ * Password throttling that parallel requests cannot get around: a real
  * `tessera dev` process on an SQLite file, a provider script that counts the calls reaching it,
  * and 100 requests in flight at once.
  */
@@ -27,7 +27,7 @@ function statuses(responses: HttpResponse[]): Record<number, number> {
   return counts
 }
 
-describe('password throttling under parallel requests (issue #11)', { timeout: 120_000 }, () => {
+describe('password throttling under parallel requests', { timeout: 120_000 }, () => {
   let tmp: ReturnType<typeof tempDir>
   let calls: string
   let issuer: IssuerCli
@@ -112,7 +112,7 @@ describe('password throttling under parallel requests (issue #11)', { timeout: 1
   })
 })
 
-describe('per-address throttling under parallel requests (issue #11)', { timeout: 120_000 }, () => {
+describe('per-address throttling under parallel requests', { timeout: 120_000 }, () => {
   const perAddress = 10
   let tmp: ReturnType<typeof tempDir>
   let calls: string

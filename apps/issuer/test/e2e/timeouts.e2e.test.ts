@@ -35,10 +35,10 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-// Issue #11: Node's defaults let a client hold a socket for 300 s with a request it never
+// Node's defaults let a client hold a socket for 300 s with a request it never
 // finishes; the CLI's listeners cut such clients off within 30 s. One process, three clients
 // at once, so the test lasts as long as the longest timeout.
-describe('server timeouts (issue #11)', () => {
+describe('server timeouts', () => {
   const tmp = tempDir()
   let cli: IssuerCli
 

@@ -126,7 +126,7 @@ describe('POST /token (bad input)', () => {
     const db = new Database(dbFile, { readonly: true })
     try {
       expect(db.prepare('SELECT COUNT(*) AS n FROM throttle').get()).toEqual({ n: 0 })
-      // Not even the RS256 tenant's key: keys are made on first use (#15), and a refused
+      // Not even the RS256 tenant's key: keys are made on first use, and a refused
       // request uses none.
       expect(db.prepare('SELECT tenant FROM keys').all()).toEqual([])
     } finally {

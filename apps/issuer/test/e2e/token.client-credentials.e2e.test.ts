@@ -5,7 +5,7 @@ import type { HttpResponse } from '../support/http.js'
 import { JWT_SECRET, useIssuer } from '../support/issuer.js'
 import type { RunningIssuer } from '../support/issuer.js'
 
-// Issue #13: the client_credentials grant over HTTP, against the SQLite store and real signing.
+// The client_credentials grant over HTTP, against the SQLite store and real signing.
 const HOST = 'svc-hs.test'
 const ISSUER = 'http://svc-hs.test'
 const BILLING = { id: 'cc000000-0000-4000-8000-000000000001', secret: 'billing-secret-01' }

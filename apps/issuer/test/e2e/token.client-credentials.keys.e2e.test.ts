@@ -11,9 +11,9 @@ import type { RunningIssuer } from '../support/issuer.js'
 import { pkce, signIn } from '../support/oauth.js'
 import { runCli } from '../support/process.js'
 
-// Issue #13: client_credentials tokens have no refresh family, so only their own revocation,
-// their key's, or the tenant's move away from HS256 ends them before exp; and a jti that names
-// another sign-in's family borrows nothing from it.
+// A client_credentials token has no refresh family, so only its own revocation, its key's, or
+// the tenant's move away from HS256 ends it before exp; and a jti that names another sign-in's
+// family borrows nothing from it.
 const minute = 60_000
 const TTL_MS = 2 * 3_600_000 // TOKEN_EXPIRATION_IN_HOURS' default
 const SERVICE = { id: 'cc000000-0000-4000-8000-000000000021', secret: 'service-secret' }
@@ -44,7 +44,7 @@ async function serviceToken(issuer: RunningIssuer, host: string): Promise<string
   return (res.json as { access_token: string }).access_token
 }
 
-describe('client_credentials tokens and signing keys (#13)', () => {
+describe('client_credentials tokens and signing keys', () => {
   let tmp: ReturnType<typeof tempDir>
   beforeAll(() => {
     tmp = tempDir()

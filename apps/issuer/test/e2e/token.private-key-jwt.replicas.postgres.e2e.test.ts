@@ -1,5 +1,5 @@
 /**
- * A client assertion is single use across replicas (issue #13): two `tessera dev` processes on
+ * A client assertion is single use across replicas: two `tessera dev` processes on
  * one PostgreSQL database created for this file.
  */
 import { createTestDatabase } from '@tessera/test-support'

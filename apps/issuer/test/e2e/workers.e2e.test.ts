@@ -1,5 +1,5 @@
 /**
- * `tessera start --workers 2` on one SQLite file (issue #15): a real primary and its two
+ * `tessera start --workers 2` on one SQLite file: a real primary and its two
  * workers, exercised over HTTP on loopback, one of them killed while a client keeps sending.
  */
 import { createServer } from 'node:net'

@@ -1,5 +1,5 @@
 /**
- * `tessera start --workers 2` on PostgreSQL (issue #15): each worker with its own pool on a
+ * `tessera start --workers 2` on PostgreSQL: each worker with its own pool on a
  * database created for this file, started on it while still empty.
  */
 import { createTestDatabase } from '@tessera/test-support'

@@ -17,7 +17,7 @@ import { manyClient, manyHost, manyTenants, startOnFakeApi } from './many-tenant
 
 const COUNT = 2000
 
-describe('kubernetes source with thousands of Tenant resources (#15)', () => {
+describe('kubernetes source with thousands of Tenant resources', () => {
   let tmp: ReturnType<typeof tempDir>
   let api: FakeApiServer
   let issuer: RunningIssuer | undefined

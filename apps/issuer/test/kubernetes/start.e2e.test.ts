@@ -110,7 +110,7 @@ describe('tessera start with TESSERA_CONFIG_SOURCE=kubernetes', () => {
     expect(clean.stdout).toContain('initech: RS256')
   })
 
-  it('refuses an RS256 Tenant without KEY_ENCRYPTION_SECRET like an invalid one, serving the others (#11)', async () => {
+  it('refuses an RS256 Tenant without KEY_ENCRYPTION_SECRET like an invalid one, serving the others', async () => {
     api.apply(tenant('globex', [GLOBEX.host], GLOBEX))
     api.apply(tenant('initech', [INITECH.host], INITECH, { jwt_algorithm: 'RS256' }))
     const cli = await startIssuerCli(vars, 'start')

@@ -524,7 +524,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         })
       })
 
-      it('creates a family without a token when the redemption gives none (#11)', async () => {
+      it('creates a family without a token when the redemption gives none', async () => {
         const code = codeRecord()
         await store.codes.saveCode(code)
         const family = refreshFamily({ familyId: 'no-token', codeHash: code.codeHash })
@@ -761,7 +761,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         })
       })
 
-      it('finds a family by id in any state, and nothing for an unknown id or tenant (#11)', async () => {
+      it('finds a family by id in any state, and nothing for an unknown id or tenant', async () => {
         expect(await store.refreshTokens.findFamily('acme', family.familyId)).toStrictEqual(family)
         expect(await store.refreshTokens.findFamily('acme', 'no-such-family')).toBeUndefined()
         expect(await store.refreshTokens.findFamily('globex', family.familyId)).toBeUndefined()
@@ -851,7 +851,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       })
     })
 
-    describe('OpenID Connect fields of codes and families (#14)', () => {
+    describe('OpenID Connect fields of codes and families', () => {
       const oidc = { nonce: 'n-0S6_WzA2Mj', sid: 'sid-1', authTime: t0 - minute }
 
       it('keeps nonce, sid and authTime of a code, and leaves them out when absent', async () => {
@@ -946,7 +946,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       })
     })
 
-    describe('sessions (#14)', () => {
+    describe('sessions', () => {
       it('creates a session and finds it by (tenant, idHash) with every field intact', async () => {
         const session = sessionRecord()
         await store.sessions.createSession(session)
