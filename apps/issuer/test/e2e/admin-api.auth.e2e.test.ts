@@ -17,9 +17,9 @@ import {
 } from '../support/admin-api.js'
 import { eventually } from '../support/eventually.js'
 import { send } from '../support/http.js'
-import { FIXTURES, JWT_SECRET, tempDir } from '../support/issuer.js'
-import { runCli, startIssuerCli } from '../support/process.js'
-import type { IssuerCli } from '../support/process.js'
+import { runCli } from '../support/cli.js'
+import { FIXTURES, JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
+import type { IssuerProcess } from '../support/issuer.js'
 
 const run = promisify(execFile)
 
@@ -33,24 +33,27 @@ function documentedCalls(): string[] {
 
 describe('the admin API: authentication, log, documented examples', { timeout: 120_000 }, () => {
   const tmp = tempDir()
-  let cli: IssuerCli
+  let cli: IssuerProcess
   const { call, calls, observed } = createAdminClient(() => cli.admin)
 
   beforeAll(async () => {
-    cli = await startIssuerCli({
-      JWT_SECRET,
-      TESSERA_CONFIG: `${REPO}examples`,
-      DATABASE_URL: `sqlite:${tmp.dir}/tessera.db`,
-      ADMIN_TOKEN,
-      // Rotated keys sign at once here; keys.publish-ahead.e2e.test.ts tests the wait.
-      KEY_PUBLISH_AHEAD_SECONDS: '0',
+    cli = await startIssuer({
+      command: 'dev',
+      env: {
+        JWT_SECRET,
+        TESSERA_CONFIG: `${REPO}examples`,
+        DATABASE_URL: `sqlite:${tmp.dir}/tessera.db`,
+        ADMIN_TOKEN,
+        // Rotated keys sign at once here; keys.publish-ahead.e2e.test.ts tests the wait.
+        KEY_PUBLISH_AHEAD_SECONDS: '0',
+      },
     })
     // Keys are made on first use: the documented rotation retires the key globex signs with.
     const jwks = await send(cli.url, { path: '/.well-known/jwks.json', host: 'globex.localhost' })
     expect(jwks.status).toBe(200)
   })
   afterAll(async () => {
-    await cli?.stop()
+    await cli?.close()
     tmp.remove()
   })
 
@@ -215,12 +218,15 @@ describe('the admin API: authentication, log, documented examples', { timeout: 1
 describe('ADMIN_TOKEN settings', () => {
   it('warns that ADMIN_TOKEN does nothing with ADMIN_PORT=off', async () => {
     const tmp = tempDir()
-    const off = await startIssuerCli({
-      JWT_SECRET,
-      TESSERA_CONFIG: join(FIXTURES, 'basic'),
-      DATABASE_URL: `sqlite:${tmp.dir}/tessera.db`,
-      ADMIN_PORT: 'off',
-      ADMIN_TOKEN,
+    const off = await startIssuer({
+      command: 'dev',
+      env: {
+        JWT_SECRET,
+        TESSERA_CONFIG: join(FIXTURES, 'basic'),
+        DATABASE_URL: `sqlite:${tmp.dir}/tessera.db`,
+        ADMIN_PORT: 'off',
+        ADMIN_TOKEN,
+      },
     })
     try {
       const lines = off.logs
@@ -235,7 +241,7 @@ describe('ADMIN_TOKEN settings', () => {
       expect(lines).toContainEqual(expect.objectContaining({ admin: 'off', adminApi: false }))
       expect(off.logs.join('\n')).not.toContain(ADMIN_TOKEN)
     } finally {
-      await off.stop()
+      await off.close()
       tmp.remove()
     }
   })

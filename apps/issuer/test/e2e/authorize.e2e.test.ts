@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { postForm, send } from '../support/http.js'
 import { HS, RS, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 import {
   authorizePath,
   openLogin,
@@ -12,7 +12,7 @@ import {
 } from '../support/oauth.js'
 
 describe('GET /authorize and the login page', () => {
-  let issuer: RunningIssuer
+  let issuer: InProcessIssuer
   let tmp: ReturnType<typeof tempDir>
   // Moved forward to expire forms without waiting.
   let skewMs = 0
@@ -427,8 +427,8 @@ describe('GET /authorize and the login page', () => {
 })
 
 describe('login forms across two replicas on one database', () => {
-  let a: RunningIssuer
-  let b: RunningIssuer
+  let a: InProcessIssuer
+  let b: InProcessIssuer
   let tmp: ReturnType<typeof tempDir>
   const request = (challenge: string): Record<string, string> => ({
     response_type: 'code',

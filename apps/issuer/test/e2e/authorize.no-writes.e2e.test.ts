@@ -3,7 +3,7 @@ import { Agent, request } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { postForm } from '../support/http.js'
 import { HS, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 import { authorizePath, pkce, signIn, SPA } from '../support/oauth.js'
 
 const GETS = 10_000
@@ -21,7 +21,7 @@ function databaseBytes(file: string): number {
 // A GET of /authorize stores nothing: anyone may send it, so a row per request would let
 // 2,000 requests grow the database by tens of megabytes.
 describe('GET /authorize writes nothing', () => {
-  let issuer: RunningIssuer
+  let issuer: InProcessIssuer
   let tmp: ReturnType<typeof tempDir>
   let database: string
 

@@ -5,8 +5,8 @@ import type { AddressInfo, Server } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { CLI, runCli } from '../support/cli.js'
 import { FIXTURES, JWT_SECRET, tempDir } from '../support/issuer.js'
-import { CLI, runCli } from '../support/process.js'
 
 const REPO = fileURLToPath(new URL('../../../../', import.meta.url))
 const EXAMPLES = join(REPO, 'examples')

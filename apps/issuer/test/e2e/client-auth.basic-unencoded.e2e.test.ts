@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { writeConfig } from '../support/client-assertion.js'
 import { basicAuth, postForm, send } from '../support/http.js'
 import { startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 
 const HOST = 'basic.test'
 // Secrets as `openssl rand -base64 32` and people make them: each breaks one naive decoding.
@@ -26,7 +26,7 @@ function rawBasic(id: string, secret: string): string {
 }
 
 describe('HTTP Basic without form-encoding', () => {
-  let issuer: RunningIssuer
+  let issuer: InProcessIssuer
   let tmp: ReturnType<typeof tempDir>
 
   beforeAll(async () => {

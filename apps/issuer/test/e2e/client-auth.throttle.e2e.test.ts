@@ -13,12 +13,12 @@ import {
   writeClientAuthConfig,
 } from '../support/client-auth.js'
 import { startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 
 const WINDOW_SECONDS = 900
 
 describe('client authentication throttling at /token, /revoke and /introspect', () => {
-  let issuer: RunningIssuer
+  let issuer: InProcessIssuer
   let tmp: ReturnType<typeof tempDir>
   let key: ClientKey
   let stranger: ClientKey
@@ -162,8 +162,6 @@ describe('client authentication throttling at /token, /revoke and /introspect', 
     expect(assertionSent.status).toBe(401)
     const lines = issuer.logs
       .slice(before)
-      .join('')
-      .split('\n')
       .filter((line) => line.includes('client authentication failed'))
       .map((line) => JSON.parse(line) as Record<string, unknown>)
     expect(lines).toHaveLength(3)
@@ -185,7 +183,7 @@ describe('client authentication throttling at /token, /revoke and /introspect', 
       reason: 'bad_assertion',
       detail: 'client_assertion signature does not verify',
     })
-    const text = issuer.logs.slice(before).join('')
+    const text = issuer.logs.slice(before).join('\n')
     expect(text).not.toContain(guess)
     expect(text).not.toContain('"forged"')
     expect(text).not.toMatch(/eyJ[\w-]+\.eyJ/)

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { send } from '../support/http.js'
 import type { HttpResponse } from '../support/http.js'
 import { FIXTURES, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 import { pkce } from '../support/oauth.js'
 import { OIDC_RS, openIdAuthorizeUrl, redirectOf } from '../support/oidc.js'
 
@@ -14,7 +14,7 @@ import { OIDC_RS, openIdAuthorizeUrl, redirectOf } from '../support/oidc.js'
 // one is ignored.
 describe('session and login-binding cookies behind an https proxy', () => {
   const tmp = tempDir()
-  let issuer: RunningIssuer
+  let issuer: InProcessIssuer
 
   beforeAll(async () => {
     issuer = await startIssuer({

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { basicAuth, send } from '../support/http.js'
 import type { HttpResponse } from '../support/http.js'
 import { FIXTURES, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 import { pkce, signIn } from '../support/oauth.js'
 
 const HOST = 'cors.test'
@@ -34,7 +34,7 @@ function cors(res: HttpResponse): Record<string, string> {
 }
 
 describe('CORS (browser apps on another origin)', () => {
-  let issuer: RunningIssuer
+  let issuer: InProcessIssuer
   let tmp: ReturnType<typeof tempDir>
   let config: string
 
@@ -311,7 +311,7 @@ describe('CORS (browser apps on another origin)', () => {
     )
     try {
       await expect(issuer.issuer.reload()).resolves.toBe(false)
-      expect(issuer.logs.join('')).toContain(
+      expect(issuer.logs.join('\n')).toContain(
         'config.clients.0.allowed_origins.0: must be one origin: wildcards are not allowed',
       )
       const res = await preflight('/token', EXTRA_ORIGIN)

@@ -5,8 +5,8 @@ import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eventually } from '../support/eventually.js'
 import { postForm, send } from '../support/http.js'
-import { FIXTURES, JWT_SECRET, RS, tempDir } from '../support/issuer.js'
-import { CLI, runCli, startIssuerCli } from '../support/process.js'
+import { CLI, runCli } from '../support/cli.js'
+import { FIXTURES, JWT_SECRET, RS, startIssuer, tempDir } from '../support/issuer.js'
 
 const KEY_ENCRYPTION_SECRET = 'e2e-key-encryption-secret-for-start-0123456789'
 const REFUSAL_LINE = (tenants: string): string =>
@@ -142,10 +142,10 @@ describe('tessera start without KEY_ENCRYPTION_SECRET', { timeout: 90_000 }, () 
 
   it('serves HS256 tenants without it, and refuses a change that adds an RS256 tenant', async () => {
     const config = configDir(tmp.dir, 'hs-only', [['gamma', 'HS256', GAMMA]])
-    const cli = await startIssuerCli(
-      { JWT_SECRET, TESSERA_CONFIG: config, DATABASE_URL: `sqlite:${tmp.dir}/hs-only.db` },
-      'start',
-    )
+    const cli = await startIssuer({
+      command: 'start',
+      env: { JWT_SECRET, TESSERA_CONFIG: config, DATABASE_URL: `sqlite:${tmp.dir}/hs-only.db` },
+    })
     try {
       const token = () =>
         postForm(cli.url, 'gamma.test', {
@@ -171,27 +171,27 @@ describe('tessera start without KEY_ENCRYPTION_SECRET', { timeout: 90_000 }, () 
       const alpha = await send(cli.url, { path: '/.well-known/jwks.json', host: 'alpha.test' })
       expect(alpha.status).toBe(404)
     } finally {
-      await cli.stop()
+      await cli.close()
     }
   })
 
   it('serves RS256 tenants with it, their private keys sealed', async () => {
     const file = join(tmp.dir, 'sealed.db')
-    const cli = await startIssuerCli(
-      {
+    const cli = await startIssuer({
+      command: 'start',
+      env: {
         JWT_SECRET,
         KEY_ENCRYPTION_SECRET,
         TESSERA_CONFIG: join(FIXTURES, 'basic'),
         DATABASE_URL: `sqlite:${file}`,
       },
-      'start',
-    )
+    })
     try {
       const jwks = await send(cli.url, { path: '/.well-known/jwks.json', host: RS.host })
       expect((jwks.json as { keys: unknown[] }).keys).toHaveLength(1)
       expect(cli.logs.join('\n')).not.toContain(KEY_ENCRYPTION_SECRET)
     } finally {
-      await cli.stop()
+      await cli.close()
     }
     const db = new Database(file, { readonly: true })
     try {

@@ -3,11 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loopbackFetch } from '../support/fetch.js'
 import { send } from '../support/http.js'
 import { HS, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 import { readLoginPage, SPA, submitLogin } from '../support/oauth.js'
 
 describe('the whole flow, driven by oauth4webapi', () => {
-  let issuer: RunningIssuer
+  let issuer: InProcessIssuer
   let tmp: ReturnType<typeof tempDir>
 
   beforeAll(async () => {

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest'
 import { basicAuth, postForm, send } from '../support/http.js'
 import type { HttpResponse } from '../support/http.js'
 import { useIssuer } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
 import { signIn } from '../support/oauth.js'
 
 // Introspection that tells the truth, over HTTP against an issuer on SQLite.
@@ -21,10 +20,7 @@ interface Tokens {
 }
 
 describe('POST /introspect and POST /revoke: the truth about a token', () => {
-  let issuer: RunningIssuer
-  useIssuer('introspect', (started) => {
-    issuer = started
-  })
+  const issuer = useIssuer({ config: 'introspect' })
 
   function post(path: string, client: Client, params: Record<string, string>) {
     return send(issuer.url, {

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { send } from '../support/http.js'
 import { useIssuer } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
 import { authorizePath, openLogin, pkce, submitLogin } from '../support/oauth.js'
 
 const HOST = 'hostile.test'
@@ -17,10 +16,7 @@ function expectOnlyThePagesMarkup(page: string): void {
 // The sign-in pages escape by construction; a client's name and a user's input reach
 // them as text, over HTTP as a browser gets them.
 describe('the login page with hostile values', () => {
-  let issuer: RunningIssuer
-  useIssuer('hostile', (started) => {
-    issuer = started
-  })
+  const issuer = useIssuer({ config: 'hostile' })
 
   const request = () => ({
     response_type: 'code',

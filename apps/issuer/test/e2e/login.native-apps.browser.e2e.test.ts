@@ -7,7 +7,7 @@ import { launchChromium } from '../support/chromium.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { postForm } from '../support/http.js'
 import { FIXTURES, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 import { authorizePath, pkce } from '../support/oauth.js'
 
 const HOST = 'native.test'
@@ -34,7 +34,7 @@ async function startCallbackServer(host: '127.0.0.1' | '::1'): Promise<{
 // form-action that misses the private-use or loopback redirect leaves the code issued and never
 // delivered.
 describe('native apps signing in through Chromium (RFC 8252)', () => {
-  let issuer: RunningIssuer
+  let issuer: InProcessIssuer
   let tmp: ReturnType<typeof tempDir>
   let browser: Browser
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { postForm, send } from '../support/http.js'
 import type { HttpResponse } from '../support/http.js'
 import { FIXTURES, startIssuer, tempDir, useIssuer } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 import { pkce } from '../support/oauth.js'
 import {
   CookieJar,
@@ -23,10 +23,7 @@ import type { OidcClient, OidcTenant } from '../support/oidc.js'
 const T = OIDC_RS
 
 describe('OpenID Connect: bad input gets a clear error and changes nothing', () => {
-  let issuer: RunningIssuer
-  useIssuer('oidc', (started) => {
-    issuer = started
-  })
+  const issuer = useIssuer({ config: 'oidc' })
 
   /** A signed-in browser at client A of `tenant`, with its tokens. */
   function signedIn(tenant: OidcTenant = T) {
@@ -325,7 +322,7 @@ describe('OpenID Connect: bad input gets a clear error and changes nothing', () 
 })
 
 describe('guessed session cookies are throttled like passwords', () => {
-  let issuer: RunningIssuer
+  let issuer: InProcessIssuer
   let tmp: ReturnType<typeof tempDir>
 
   beforeAll(async () => {

@@ -3,7 +3,7 @@ import type { Browser, BrowserContext } from 'playwright-core'
 import { launchChromium } from '../support/chromium.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FIXTURES, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 import { pkce } from '../support/oauth.js'
 import { OIDC_RS, openIdAuthorizeUrl, redeemCode } from '../support/oidc.js'
 import type { OidcClient } from '../support/oidc.js'
@@ -11,7 +11,7 @@ import type { OidcClient } from '../support/oidc.js'
 const T = OIDC_RS
 
 describe('single sign-on in a real browser', () => {
-  let issuer: RunningIssuer
+  let issuer: InProcessIssuer
   let tmp: ReturnType<typeof tempDir>
   let browser: Browser
   let port: string

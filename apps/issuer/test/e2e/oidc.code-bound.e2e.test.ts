@@ -4,7 +4,7 @@ import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { postForm } from '../support/http.js'
 import { FIXTURES, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 import { pkce } from '../support/oauth.js'
 import {
   OIDC_RS,
@@ -22,7 +22,7 @@ import type { CookieJar, OidcClient } from '../support/oidc.js'
 describe('GET /authorize with a live session: codes bounded per session and client', () => {
   const tmp = tempDir()
   const file = join(tmp.dir, 'tessera.db')
-  let issuer: RunningIssuer
+  let issuer: InProcessIssuer
 
   beforeAll(async () => {
     issuer = await startIssuer({ databaseUrl: `sqlite:${file}`, config: join(FIXTURES, 'oidc') })

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { postForm, send } from '../support/http.js'
 import type { HttpResponse } from '../support/http.js'
 import { FIXTURES, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 import { pkce, readLoginPage } from '../support/oauth.js'
 import { CookieJar, redirectOf, setCookie, signInWithForm, visit } from '../support/oidc.js'
 
@@ -34,7 +34,7 @@ function authorizeUrl(clientId: string, redirectUri: string, challenge: string, 
 // the signed-in user's click ("Continue as …") instead of going out silently.
 describe('GET /authorize with a live session and a loopback redirect URI', () => {
   const tmp = tempDir()
-  let issuer: RunningIssuer
+  let issuer: InProcessIssuer
 
   beforeAll(async () => {
     issuer = await startIssuer({

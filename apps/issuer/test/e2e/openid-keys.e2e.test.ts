@@ -8,10 +8,9 @@ import { KEY_POLL_INTERVAL_MS } from '../../src/issuer.js'
 import { ADMIN_TOKEN, createAdminClient, expectProblem } from '../support/admin-api.js'
 import { eventually } from '../support/eventually.js'
 import { basicAuth, postForm, send } from '../support/http.js'
+import { runCli } from '../support/cli.js'
 import { FIXTURES, JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
-import { runCli, startIssuerCli } from '../support/process.js'
-import type { IssuerCli } from '../support/process.js'
+import type { IssuerProcess, InProcessIssuer } from '../support/issuer.js'
 
 // An HS256 tenant with OpenID Connect clients keeps an RS256 key for its ID tokens.
 // Its access tokens stay HS256, and an ID token is never taken for an access token.
@@ -64,7 +63,7 @@ async function introspect(url: string, token: string): Promise<Record<string, un
 describe('an HS256 tenant with OpenID Connect clients', { timeout: 120_000 }, () => {
   const tmp = tempDir()
   const file = join(tmp.dir, 'tessera.db')
-  let issuer: RunningIssuer
+  let issuer: InProcessIssuer
   beforeAll(async () => {
     issuer = await startIssuer({ databaseUrl: `sqlite:${file}`, config: CONFIG })
   })
@@ -178,13 +177,13 @@ describe('rotating and revoking the ID-token key of an HS256 tenant', { timeout:
     // Rotated keys sign at once here; keys.publish-ahead.e2e.test.ts tests the wait.
     KEY_PUBLISH_AHEAD_SECONDS: '0',
   }
-  let cli: IssuerCli
+  let cli: IssuerProcess
   const { call } = createAdminClient(() => cli.admin)
   beforeAll(async () => {
-    cli = await startIssuerCli(vars)
+    cli = await startIssuer({ command: 'dev', env: vars })
   })
   afterAll(async () => {
-    await cli?.stop()
+    await cli?.close()
     tmp.remove()
   })
 

@@ -6,9 +6,8 @@
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { HttpResponse } from '../support/http.js'
-import { JWT_SECRET, tempDir } from '../support/issuer.js'
-import { startIssuerCli } from '../support/process.js'
-import type { IssuerCli } from '../support/process.js'
+import { JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
+import type { IssuerProcess } from '../support/issuer.js'
 import {
   openScriptedLogin,
   passwordGrant,
@@ -45,20 +44,23 @@ const MALFORMED: [mode: string, reason: string][] = [
 
 describe('provider scripts that fail', { timeout: 120_000 }, () => {
   let tmp: ReturnType<typeof tempDir>
-  let issuer: IssuerCli
+  let issuer: IssuerProcess
 
   beforeAll(async () => {
     tmp = tempDir()
-    issuer = await startIssuerCli({
-      JWT_SECRET,
-      TESSERA_CONFIG: SCRIPTED_CONFIG,
-      DATABASE_URL: `sqlite:${join(tmp.dir, 'tessera.db')}`,
-      PROVIDER_TIMEOUT_MS: String(TIMEOUT_MS),
-      PASSWORD_MAX_FAILURES: '3',
+    issuer = await startIssuer({
+      command: 'dev',
+      env: {
+        JWT_SECRET,
+        TESSERA_CONFIG: SCRIPTED_CONFIG,
+        DATABASE_URL: `sqlite:${join(tmp.dir, 'tessera.db')}`,
+        PROVIDER_TIMEOUT_MS: String(TIMEOUT_MS),
+        PASSWORD_MAX_FAILURES: '3',
+      },
     })
   })
   afterAll(async () => {
-    await issuer?.stop()
+    await issuer?.close()
     tmp?.remove()
   })
 

@@ -83,7 +83,7 @@ describe('configuration reload', () => {
           .replace('hosts: [rs.test]', 'hosts: [hs.test]'),
       )
       expect(await issuer.issuer.reload()).toBe(false)
-      const refusal = issuer.logs.slice(lines).join('')
+      const refusal = issuer.logs.slice(lines).join('\n')
       expect(refusal).toContain('configuration refused in part')
       expect(refusal).toMatch(/tenants\.yaml:\d+: config\.clients\.0\.client_id: /)
       expect(refusal).toMatch(/tenants\.yaml:\d+: spec\.hosts\.0: /)

@@ -3,13 +3,13 @@ import { SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { basicAuth, postForm, send } from '../support/http.js'
 import { HS, JWT_SECRET, RS, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 import { signIn } from '../support/oauth.js'
 
 const CB = 'http://localhost:9000/cb'
 
 describe('POST /revoke and POST /introspect', () => {
-  let issuer: RunningIssuer
+  let issuer: InProcessIssuer
   let tmp: ReturnType<typeof tempDir>
 
   beforeAll(async () => {

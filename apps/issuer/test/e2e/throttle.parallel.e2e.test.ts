@@ -6,9 +6,8 @@
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { HttpResponse } from '../support/http.js'
-import { JWT_SECRET, tempDir } from '../support/issuer.js'
-import { startIssuerCli } from '../support/process.js'
-import type { IssuerCli } from '../support/process.js'
+import { JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
+import type { IssuerProcess } from '../support/issuer.js'
 import {
   openScriptedLogin,
   passwordGrant,
@@ -30,23 +29,26 @@ function statuses(responses: HttpResponse[]): Record<number, number> {
 describe('password throttling under parallel requests', { timeout: 120_000 }, () => {
   let tmp: ReturnType<typeof tempDir>
   let calls: string
-  let issuer: IssuerCli
+  let issuer: IssuerProcess
 
   beforeAll(async () => {
     tmp = tempDir()
     calls = join(tmp.dir, 'calls.log')
-    issuer = await startIssuerCli({
-      JWT_SECRET,
-      TESSERA_CONFIG: SCRIPTED_CONFIG,
-      DATABASE_URL: `sqlite:${join(tmp.dir, 'tessera.db')}`,
-      PASSWORD_MAX_FAILURES: String(MAX_FAILURES),
-      // Every request of this file comes from 127.0.0.1; the per-address test has its own issuer.
-      PASSWORD_MAX_FAILURES_PER_ADDRESS: '100000',
-      PROVIDER_CALLS_FILE: calls,
+    issuer = await startIssuer({
+      command: 'dev',
+      env: {
+        JWT_SECRET,
+        TESSERA_CONFIG: SCRIPTED_CONFIG,
+        DATABASE_URL: `sqlite:${join(tmp.dir, 'tessera.db')}`,
+        PASSWORD_MAX_FAILURES: String(MAX_FAILURES),
+        // Every request of this file comes from 127.0.0.1; the per-address test has its own issuer.
+        PASSWORD_MAX_FAILURES_PER_ADDRESS: '100000',
+        PROVIDER_CALLS_FILE: calls,
+      },
     })
   })
   afterAll(async () => {
-    await issuer?.stop()
+    await issuer?.close()
     tmp?.remove()
   })
 
@@ -116,22 +118,25 @@ describe('per-address throttling under parallel requests', { timeout: 120_000 },
   const perAddress = 10
   let tmp: ReturnType<typeof tempDir>
   let calls: string
-  let issuer: IssuerCli
+  let issuer: IssuerProcess
 
   beforeAll(async () => {
     tmp = tempDir()
     calls = join(tmp.dir, 'calls.log')
-    issuer = await startIssuerCli({
-      JWT_SECRET,
-      TESSERA_CONFIG: SCRIPTED_CONFIG,
-      DATABASE_URL: `sqlite:${join(tmp.dir, 'tessera.db')}`,
-      PASSWORD_MAX_FAILURES: String(MAX_FAILURES),
-      PASSWORD_MAX_FAILURES_PER_ADDRESS: String(perAddress),
-      PROVIDER_CALLS_FILE: calls,
+    issuer = await startIssuer({
+      command: 'dev',
+      env: {
+        JWT_SECRET,
+        TESSERA_CONFIG: SCRIPTED_CONFIG,
+        DATABASE_URL: `sqlite:${join(tmp.dir, 'tessera.db')}`,
+        PASSWORD_MAX_FAILURES: String(MAX_FAILURES),
+        PASSWORD_MAX_FAILURES_PER_ADDRESS: String(perAddress),
+        PROVIDER_CALLS_FILE: calls,
+      },
     })
   })
   afterAll(async () => {
-    await issuer?.stop()
+    await issuer?.close()
     tmp?.remove()
   })
 

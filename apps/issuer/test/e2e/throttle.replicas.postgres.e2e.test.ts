@@ -8,9 +8,8 @@ import { join } from 'node:path'
 import { createTestDatabase } from '@tessera/test-support'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { postJson } from '../support/http.js'
-import { HS, JWT_SECRET, tempDir } from '../support/issuer.js'
-import { startIssuerCli } from '../support/process.js'
-import type { IssuerCli } from '../support/process.js'
+import { HS, JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
+import type { IssuerProcess } from '../support/issuer.js'
 import {
   openScriptedLogin,
   passwordGrant,
@@ -27,8 +26,8 @@ describe('password throttling on two replicas sharing PostgreSQL', { timeout: 12
   let database: Awaited<ReturnType<typeof createTestDatabase>>
   let tmp: ReturnType<typeof tempDir>
   let calls: string
-  let a: IssuerCli
-  let b: IssuerCli
+  let a: IssuerProcess
+  let b: IssuerProcess
 
   beforeAll(async () => {
     database = await createTestDatabase()
@@ -43,11 +42,11 @@ describe('password throttling on two replicas sharing PostgreSQL', { timeout: 12
       // Both replicas append to one file: each line is one call, whichever process made it.
       PROVIDER_CALLS_FILE: calls,
     }
-    a = await startIssuerCli(vars)
-    b = await startIssuerCli(vars)
+    a = await startIssuer({ command: 'dev', env: vars })
+    b = await startIssuer({ command: 'dev', env: vars })
   })
   afterAll(async () => {
-    await Promise.all([a?.stop(), b?.stop()])
+    await Promise.all([a?.close(), b?.close()])
     await database?.drop()
     tmp?.remove()
   })

@@ -2,11 +2,11 @@ import { jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { basicAuth, postForm } from '../support/http.js'
 import { HS, JWT_SECRET, RS, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 import { pkce, SECOND_APP, signIn, SPA } from '../support/oauth.js'
 
 describe('POST /token (authorization_code)', () => {
-  let issuer: RunningIssuer
+  let issuer: InProcessIssuer
   let tmp: ReturnType<typeof tempDir>
   const clock = { now: Date.UTC(2026, 10, 22, 12) }
 

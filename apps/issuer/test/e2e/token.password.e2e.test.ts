@@ -2,12 +2,12 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { basicAuth, postForm, postJson, send } from '../support/http.js'
 import { HS, JWT_SECRET, RS, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 
 const CLAIMS = ['aud', 'client_id', 'exp', 'iat', 'iss', 'jti', 'role', 'scope', 'sub']
 
 describe('POST /token (password)', () => {
-  let issuer: RunningIssuer
+  let issuer: InProcessIssuer
   let tmp: ReturnType<typeof tempDir>
 
   beforeAll(async () => {
@@ -201,7 +201,7 @@ describe('POST /token (password)', () => {
 
   it('never writes a password, secret or token into the log', async () => {
     const token = await tokenFor(HS.host, HS.client, HS.secret)
-    const log = issuer.logs.join('')
+    const log = issuer.logs.join('\n')
     expect(log).toContain('"path":"/token"')
     for (const secret of [
       'alice-password',
