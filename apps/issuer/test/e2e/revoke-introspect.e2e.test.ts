@@ -1,25 +1,14 @@
 import { createSecretKey } from 'node:crypto'
 import { SignJWT } from 'jose'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { basicAuth, postForm, send } from '../support/http.js'
-import { HS, JWT_SECRET, RS, startIssuer, tempDir } from '../support/issuer.js'
-import type { InProcessIssuer } from '../support/issuer.js'
+import { HS, JWT_SECRET, RS, useIssuer } from '../support/issuer.js'
 import { signIn } from '../support/oauth.js'
 
 const CB = 'http://localhost:9000/cb'
 
 describe('POST /revoke and POST /introspect', () => {
-  let issuer: InProcessIssuer
-  let tmp: ReturnType<typeof tempDir>
-
-  beforeAll(async () => {
-    tmp = tempDir()
-    issuer = await startIssuer({ databaseUrl: `sqlite:${tmp.dir}/tessera.db` })
-  })
-  afterAll(async () => {
-    await issuer.close()
-    tmp.remove()
-  })
+  const issuer = useIssuer()
 
   const auth = { authorization: basicAuth(RS.client, RS.secret) }
 

@@ -156,7 +156,9 @@ export async function startIssuer<O extends StartOptions>(options: O): Promise<S
  * `options` answers then, when it is a function), closed in afterAll. What it answers is a view
  * of that issuer, usable from beforeAll on.
  */
-export function useIssuer<O extends StartOptions>(options: O | (() => O | Promise<O>)): Started<O> {
+export function useIssuer<O extends StartOptions = Record<never, never>>(
+  options: O | (() => O | Promise<O>) = {} as O,
+): Started<O> {
   let started: RunningIssuer | undefined
   beforeAll(async () => {
     started = await startIssuer(typeof options === 'function' ? await options() : options)
