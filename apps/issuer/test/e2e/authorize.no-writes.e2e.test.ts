@@ -1,9 +1,8 @@
 import { existsSync, statSync } from 'node:fs'
 import { Agent, request } from 'node:http'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { postForm } from '../support/http.js'
-import { HS, startIssuer, tempDir } from '../support/issuer.js'
-import type { InProcessIssuer } from '../support/issuer.js'
+import { HS, tempDir, useIssuer } from '../support/issuer.js'
 import { authorizePath, pkce, signIn, SPA } from '../support/oauth.js'
 
 const GETS = 10_000
@@ -21,19 +20,10 @@ function databaseBytes(file: string): number {
 // A GET of /authorize stores nothing: anyone may send it, so a row per request would let
 // 2,000 requests grow the database by tens of megabytes.
 describe('GET /authorize writes nothing', () => {
-  let issuer: InProcessIssuer
-  let tmp: ReturnType<typeof tempDir>
-  let database: string
-
-  beforeAll(async () => {
-    tmp = tempDir()
-    database = `${tmp.dir}/tessera.db`
-    issuer = await startIssuer({ databaseUrl: `sqlite:${database}` })
-  })
-  afterAll(async () => {
-    await issuer.close()
-    tmp.remove()
-  })
+  const tmp = tempDir()
+  const database = `${tmp.dir}/tessera.db`
+  afterAll(() => tmp.remove())
+  const issuer = useIssuer({ databaseUrl: `sqlite:${database}` })
 
   it(`grows the database by less than 2 MB over ${GETS} GETs with a 1,000-character state`, async () => {
     const before = databaseBytes(database)

@@ -1,26 +1,13 @@
 import Database from 'better-sqlite3'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { postJson, send } from '../support/http.js'
-import { HS, startIssuer, tempDir } from '../support/issuer.js'
-import type { InProcessIssuer } from '../support/issuer.js'
+import { HS, tempDir, useIssuer } from '../support/issuer.js'
 
 describe('POST /token (bad input)', () => {
-  let issuer: InProcessIssuer
-  let tmp: ReturnType<typeof tempDir>
-  let dbFile: string
-
-  beforeAll(async () => {
-    tmp = tempDir()
-    dbFile = `${tmp.dir}/tessera.db`
-    issuer = await startIssuer({
-      databaseUrl: `sqlite:${dbFile}`,
-      vars: { MAX_BODY_BYTES: '2048' },
-    })
-  })
-  afterAll(async () => {
-    await issuer.close()
-    tmp.remove()
-  })
+  const tmp = tempDir()
+  const dbFile = `${tmp.dir}/tessera.db`
+  afterAll(() => tmp.remove())
+  const issuer = useIssuer({ databaseUrl: `sqlite:${dbFile}`, vars: { MAX_BODY_BYTES: '2048' } })
 
   const creds = { client_id: HS.client, client_secret: HS.secret }
   const cases: Array<[string, { type?: string; body: string | Buffer }, number, string]> = [

@@ -51,6 +51,10 @@ export interface StartOptions {
   config?: string
   /** DATABASE_URL (default: a SQLite file in a fresh folder, removed by `close`). */
   databaseUrl?: string
+  /** A child process's arguments after the command (default: `--port 0 --host 127.0.0.1`). */
+  args?: string[]
+  /** A child process's working directory (default: the test's). */
+  cwd?: string
   /** WORKERS, for `start`. */
   workers?: number
   /**
@@ -100,6 +104,8 @@ export interface IssuerProcess extends RunningIssuer {
   /** The admin listener's `http://<ADMIN_HOST>:<port>`, or `off`. */
   admin: string
   child: ChildProcess
+  /** The exit code once the process ends (null when a signal ended it). */
+  exited: Promise<number | null>
   /** SIGKILL, then waits for the exit: a replica that dies without finishing anything. */
   kill(): Promise<void>
 }
@@ -115,6 +121,7 @@ interface Running {
   issuer?: Issuer
   admin?: string
   child?: ChildProcess
+  exited?: Promise<number | null>
   kill?: () => Promise<void>
 }
 
@@ -127,7 +134,7 @@ export async function startIssuer<O extends StartOptions>(options: O): Promise<S
     const databaseUrl = current.databaseUrl ?? `sqlite:${folder?.dir}/tessera.db`
     return current.command === undefined
       ? startInProcess(current, environment(current, databaseUrl))
-      : startProcess(current.command, environment(current, databaseUrl))
+      : startProcess(current, environment(current, databaseUrl))
   }
   let running = await start()
   const handle = {
@@ -144,8 +151,8 @@ export async function startIssuer<O extends StartOptions>(options: O): Promise<S
     },
   } as RunningIssuer & Omit<Running, 'stop'>
   const adopt = (fields: Running): void => {
-    const { url, logs, issuer, admin, child, kill } = fields
-    Object.assign(handle, { url, logs, issuer, admin, child, kill })
+    const { url, logs, issuer, admin, child, exited, kill } = fields
+    Object.assign(handle, { url, logs, issuer, admin, child, exited, kill })
   }
   adopt(running)
   return handle as unknown as Started<O>
@@ -234,14 +241,16 @@ async function startInProcess(options: StartOptions, vars: Record<string, string
   }
 }
 
-/** Runs the CLI's `command` and resolves once it logs `tessera issuer listening`. */
-async function startProcess(command: 'dev' | 'start', vars: Record<string, string>) {
-  const child = spawn(process.execPath, [CLI, command, '--port', '0', '--host', '127.0.0.1'], {
+/** Runs the CLI's command and resolves once it logs `tessera issuer listening`. */
+async function startProcess(options: StartOptions, vars: Record<string, string>) {
+  const args = options.args ?? ['--port', '0', '--host', '127.0.0.1']
+  const child = spawn(process.execPath, [CLI, options.command ?? 'dev', ...args], {
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ADMIN_PORT: '0', ...vars },
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
   })
   const logs: string[] = []
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
   const collect = (stream: NodeJS.ReadableStream | null): void => {
     let buffered = ''
     stream?.on('data', (chunk: Buffer) => {
@@ -275,6 +284,7 @@ async function startProcess(command: 'dev' | 'start', vars: Record<string, strin
     url,
     admin,
     child,
+    exited,
     logs,
     stop: () => signal('SIGTERM'),
     kill: () => signal('SIGKILL'),
