@@ -221,7 +221,7 @@ describe('CORS (browser apps on another origin)', () => {
     expect(cors(jwks)).toEqual({})
   })
 
-  it('answers requests without Origin as before, varying by Origin', async () => {
+  it('answers requests without Origin with no CORS headers, varying by Origin', async () => {
     const res = await send(issuer.url, { path: '/.well-known/jwks.json', host: HOST })
     expect(res.status).toBe(200)
     expect(res.headers.vary).toBe('Origin')

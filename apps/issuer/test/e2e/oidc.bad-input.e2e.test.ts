@@ -308,7 +308,7 @@ describe('OpenID Connect: bad input gets a clear error and changes nothing', () 
     async function signInOpenIdLess(challenge: string): Promise<string> {
       const url = openIdAuthorizeUrl(T, T.plain, challenge, {
         scope: 'read',
-        // Both mean nothing without openid: the form, as before.
+        // Both mean nothing without openid: the login form, as for any OAuth request.
         prompt: 'none',
         nonce: 'ignored without openid',
       })
