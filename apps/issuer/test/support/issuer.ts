@@ -64,8 +64,8 @@ export interface StartOptions {
    */
   vars?: Record<string, string>
   /**
-   * The environment of a child process as a whole, replacing the defaults but PATH, LOG_LEVEL and
-   * ADMIN_PORT: for tests of what the CLI does without a setting.
+   * The environment of a child process as a whole, replacing the defaults except PATH,
+   * LOG_LEVEL=info and ADMIN_PORT=0 (which it may set): for tests of the CLI without a setting.
    */
   env?: Record<string, string>
   /** In this process: the clock of the issuer. */
