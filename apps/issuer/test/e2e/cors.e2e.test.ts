@@ -2,11 +2,10 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import request from 'supertest'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { basicAuth, send } from '../support/http.js'
 import type { HttpResponse } from '../support/http.js'
-import { FIXTURES, startIssuer, tempDir } from '../support/issuer.js'
-import type { InProcessIssuer } from '../support/issuer.js'
+import { FIXTURES, startIssuer, tempDir, useIssuer } from '../support/issuer.js'
 import { pkce, signIn } from '../support/oauth.js'
 
 const HOST = 'cors.test'
@@ -34,12 +33,10 @@ function cors(res: HttpResponse): Record<string, string> {
 }
 
 describe('CORS (browser apps on another origin)', () => {
-  let issuer: InProcessIssuer
-  let tmp: ReturnType<typeof tempDir>
   let config: string
-
-  beforeAll(async () => {
-    tmp = tempDir()
+  const tmp = tempDir()
+  afterAll(() => tmp.remove())
+  const issuer = useIssuer(() => {
     // A copy the reload test may change; the provider path made absolute for the new folder.
     config = join(tmp.dir, 'tenants.yaml')
     const fixture = readFileSync(join(FIXTURES, 'cors', 'tenants.yaml'), 'utf8')
@@ -47,11 +44,7 @@ describe('CORS (browser apps on another origin)', () => {
       config,
       fixture.replaceAll('../basic/providers/', join(FIXTURES, 'basic', 'providers') + '/'),
     )
-    issuer = await startIssuer({ databaseUrl: `sqlite:${tmp.dir}/tessera.db`, config })
-  })
-  afterAll(async () => {
-    await issuer.close()
-    tmp.remove()
+    return { config }
   })
 
   function preflight(path: string, origin: string, method = 'POST', host = HOST) {
