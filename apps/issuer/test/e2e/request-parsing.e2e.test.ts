@@ -1,29 +1,16 @@
 import { request as httpRequest } from 'node:http'
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { basicAuth, send } from '../support/http.js'
 import type { HttpRequest, HttpResponse } from '../support/http.js'
-import { HS, startIssuer, tempDir } from '../support/issuer.js'
-import type { InProcessIssuer } from '../support/issuer.js'
+import { HS, startIssuer, useIssuer } from '../support/issuer.js'
 import { authorizePath, pkce, SPA } from '../support/oauth.js'
 
 // Bodies are read by a maintained reader that decodes gzip, deflate and br,
 // applies MAX_BODY_BYTES to the decoded size, and refuses other codings and charsets; a JSON
 // body with a repeated name is refused like a repeated form field.
 describe('request bodies over HTTP', () => {
-  let issuer: InProcessIssuer
-  const tmp = tempDir()
-
-  beforeAll(async () => {
-    issuer = await startIssuer({
-      databaseUrl: `sqlite:${tmp.dir}/tessera.db`,
-      vars: { MAX_BODY_BYTES: '4096' },
-    })
-  })
-  afterAll(async () => {
-    await issuer.close()
-    tmp.remove()
-  })
+  const issuer = useIssuer({ vars: { MAX_BODY_BYTES: '4096' } })
 
   const grant = {
     grant_type: 'password',
