@@ -109,7 +109,7 @@ describe('demo-api against a real issuer', () => {
     expect((await call('/orders', tokens.hs, 'POST')).status).toBe(403)
   })
 
-  it('serves a service calling with a client_credentials token, by its scopes (#13)', async () => {
+  it('serves a service calling with a client_credentials token, by its scopes', async () => {
     const services = [
       { host: HS.host, id: '44444444-4444-4444-8444-444444444444', secret: 'service-secret-1' },
       { host: RS.host, id: '55555555-5555-4555-8555-555555555555', secret: 'service-secret-2' },

@@ -184,12 +184,12 @@ describe('parseSettings', () => {
     ['1', 1],
     ['2', 2],
     ['10', 10],
-  ] as const)('reads TRUST_PROXY=%j as %j (issue #11)', (value, expected) => {
+  ] as const)('reads TRUST_PROXY=%j as %j', (value, expected) => {
     expect(parseSettings({ TRUST_PROXY: value }, 'start').trustProxy).toBe(expected)
   })
 
   it.each(['true', 'TRUE', 'yes', 'on'])(
-    'refuses TRUST_PROXY=%j, naming the number of proxies instead (issue #11)',
+    'refuses TRUST_PROXY=%j, naming the number of proxies instead',
     (value) => {
       expect(issues({ TRUST_PROXY: value })).toEqual([
         'environment: TRUST_PROXY: must be false or the number of proxies in front (1, 2, …); true is no longer accepted: give the number of proxies that append to X-Forwarded-For, e.g. TRUST_PROXY=1',

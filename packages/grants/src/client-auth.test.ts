@@ -155,7 +155,7 @@ describe('authenticateClient', () => {
   })
 })
 
-describe('authenticateClient: HTTP Basic without form-encoding (#13)', () => {
+describe('authenticateClient: HTTP Basic without form-encoding', () => {
   const secrets = ['a+b', '100%', 'x%2By', 'has:colon', 'with space', 'p%zz+q r:s', '%41']
 
   it('accepts each secret sent as it is, and sent form-encoded', async () => {

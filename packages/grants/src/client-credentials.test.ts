@@ -105,7 +105,7 @@ async function errorOf(promise: Promise<unknown>): Promise<OAuthError> {
   throw new Error('expected an OAuthError')
 }
 
-describe('clientCredentialsGrant (#13)', () => {
+describe('clientCredentialsGrant', () => {
   it('issues a token about the client itself, with every scope of the client', async () => {
     const response = await clientCredentialsGrant({}, confidential, tenant, deps)
     expect(response).toEqual({
@@ -189,7 +189,7 @@ describe('clientCredentialsGrant (#13)', () => {
   })
 })
 
-describe('handleTokenRequest with grant_type=client_credentials (#13)', () => {
+describe('handleTokenRequest with grant_type=client_credentials', () => {
   const request = (params: Record<string, string>, authorization?: string) =>
     handleTokenRequest(
       { params: { grant_type: 'client_credentials', ...params }, authorization, address: '::1' },

@@ -126,7 +126,7 @@ function introspect(token: string, as: Client, hint?: string) {
   )
 }
 
-describe('introspectToken (#11)', () => {
+describe('introspectToken', () => {
   it('answers bearer for access tokens and refresh_token for refresh tokens', async () => {
     expect(await introspect('at.web', web)).toMatchObject({
       active: true,
@@ -207,7 +207,7 @@ describe('introspectToken (#11)', () => {
   })
 })
 
-describe('revokeToken (#11)', () => {
+describe('revokeToken', () => {
   it('records an access token of the client as revoked until its exp', async () => {
     await revokeToken({ token: 'at.web' }, web, tenant, deps)
     expect([...marks]).toEqual([['acme/access_token_revoked/plain', exp * 1000]])
@@ -236,7 +236,7 @@ describe('revokeToken (#11)', () => {
   })
 })
 
-describe('issueAccessToken with a family (#11)', () => {
+describe('issueAccessToken with a family', () => {
   it('names the family in the jti and never outlives the family', async () => {
     const signed: Record<string, unknown>[] = []
     const signer: TokenSigner = {

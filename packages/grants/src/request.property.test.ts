@@ -4,7 +4,7 @@ import { OAuthError } from './errors.js'
 import { parseTokenRequestBody } from './request.js'
 import type { TokenParams } from './request.js'
 
-// Issue #11: whatever the body and its Content-Type, the parser answers parameters or an
+// Whatever the body and its Content-Type, the parser answers parameters or an
 // OAuthError (invalid_request), never another exception.
 const RUNS = 10_000
 
@@ -69,7 +69,7 @@ function parse(raw: string, type: string | undefined): TokenParams | undefined {
   }
 }
 
-describe('parseTokenRequestBody (property, issue #11)', () => {
+describe('parseTokenRequestBody (property)', () => {
   it(`answers ${RUNS} arbitrary bodies and content types with parameters or an OAuthError`, () => {
     const body = fc.oneof(
       text,

@@ -64,13 +64,13 @@ describe('parseTokenRequestBody', () => {
     ['a name with escapes, repeated', '{"a\\"b":"1", "a\\u0022b" :"2"}', 'a?b'],
     ['a repeated name across whitespace', '{ "x" : "1" ,\n\t"x"\r\n: "2" }', 'x'],
     ['a repeated empty name', '{"":"1","":"2"}', ''],
-  ])('refuses %s in a JSON body with invalid_request (issue #11)', (_name, body, key) => {
+  ])('refuses %s in a JSON body with invalid_request', (_name, body, key) => {
     const error = errorOf(() => parseTokenRequestBody(body, JSON_TYPE))
     expect(error.code).toBe('invalid_request')
     expect(error.description).toBe(`parameter "${key}" is repeated`)
   })
 
-  it('refuses a name repeated in a nested object (issue #11)', () => {
+  it('refuses a name repeated in a nested object', () => {
     const error = errorOf(() =>
       parseTokenRequestBody('{"grant_type":"password","x":[{"b":1,"\\u0062":2}]}', JSON_TYPE),
     )

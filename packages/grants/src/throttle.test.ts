@@ -58,7 +58,7 @@ async function outcome(promise: Promise<AuthenticatedUser | null>): Promise<stri
   }
 }
 
-describe('checkPasswordThrottled (issue #11)', () => {
+describe('checkPasswordThrottled', () => {
   it('lets at most the limit of 50 parallel guesses reach the provider', async () => {
     const users = countingUsers()
     const d = deps()

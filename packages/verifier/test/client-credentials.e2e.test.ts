@@ -4,7 +4,7 @@ import { createVerifier } from '../src/index.js'
 import { clientCredentialsToken, JWT_SECRET, loopbackFetch, startIssuer } from './support/issuer.js'
 import type { IssuerProcess } from './support/issuer.js'
 
-// Issue #13: a service's client_credentials token carries the same claims as a user's, with
+// A service's client_credentials token carries the same claims as a user's, with
 // sub = client_id; the verifier takes it unchanged under both algorithms.
 const AUDIENCE = 'https://api.verifier.test'
 const HS = { host: 'hs.verifier.test:8080', id: '44444444-4444-4444-8444-444444444444' }

@@ -6,7 +6,7 @@ import type { TestKey } from './support/keys.js'
 import { startJwksServer } from './support/jwks-server.js'
 import type { JwksServer } from './support/jwks-server.js'
 
-// Issue #14: a tenant with OpenID Connect clients signs ID tokens with the keys of its JWKS. An
+// A tenant with OpenID Connect clients signs ID tokens with the keys of its JWKS. An
 // ID token must not pass for an access token, however good its signature.
 const NOW = Date.UTC(2026, 10, 24, 8)
 let key: TestKey

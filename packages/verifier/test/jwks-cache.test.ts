@@ -421,7 +421,7 @@ describe('token cache', () => {
   })
 })
 
-describe('default fetch (#12)', () => {
+describe('default fetch', () => {
   /** A port nothing listens on: the kernel picked it a moment ago and it was released. */
   async function closedPort(): Promise<number> {
     const probe = createServer()

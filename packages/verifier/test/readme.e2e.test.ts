@@ -20,7 +20,7 @@ import type { IssuerProcess } from '@tessera/test-support'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { defaultFetch } from '../src/internal/default-fetch.js'
 
-// Issue #12, item 5: the README's quick starts are run as written, against the example tenants
+// The README's quick starts are run as written, against the example tenants
 // that `pnpm start` serves, so that the docs cannot drift from the package or the examples.
 
 const execFileAsync = promisify(execFile)

@@ -7,7 +7,7 @@ import { createAuthenticator } from '../src/internal/bearer.js'
 import { claims, createTestKey, SECRET, signRs256 } from './support/keys.js'
 import type { TestKey } from './support/keys.js'
 
-// Issue #11: whatever arrives as a token or an Authorization header, the verifier answers with
+// Whatever arrives as a token or an Authorization header, the verifier answers with
 // its own error type (which the adapters turn into 400/401), never with another exception.
 const RUNS = 10_000
 const ISSUER = 'https://issuer.test'
@@ -152,7 +152,7 @@ async function onlyVerifierErrors(outcomes: Outcomes, run: () => unknown): Promi
   outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1)
 }
 
-describe('verifier token parsing (property, issue #11)', () => {
+describe('verifier token parsing (property)', () => {
   it(`verify() answers ${RUNS} arbitrary tokens with a VerifierError or a result`, async () => {
     const outcomes: Outcomes = new Map()
     await fc.assert(

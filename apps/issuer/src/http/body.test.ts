@@ -117,7 +117,7 @@ describe('readTextBody', () => {
   })
 })
 
-describe('readTextBody: Content-Encoding (issue #11)', () => {
+describe('readTextBody: Content-Encoding', () => {
   const text = `{"grant_type":"password","username":"é∂🔑","pad":"${'x'.repeat(3000)}"}`
   const encoded: Record<string, Buffer> = {
     gzip: gzipSync(text),
@@ -222,7 +222,7 @@ describe('readTextBody: Content-Encoding (issue #11)', () => {
   })
 })
 
-describe('readTextBody: charset (issue #11)', () => {
+describe('readTextBody: charset', () => {
   it.each([
     'application/x-www-form-urlencoded',
     'application/json; charset=utf-8',

@@ -41,7 +41,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-describe('the key poll (#15)', () => {
+describe('the key poll', () => {
   it(`makes one store query per interval for ${TENANTS} tenants, and reloads only the changed`, async () => {
     const pair = await generateRsaKey('seed', '2026-11-23', monday)
     const names = Array.from({ length: TENANTS }, (_, i) => `t${i}`)

@@ -95,7 +95,7 @@ describe('package.json dependencies', () => {
   })
 })
 
-describe('licensing (#12)', () => {
+describe('licensing', () => {
   it('ships an MIT LICENSE, named by the root and every package, and packed with the verifier', () => {
     expect(readFileSync(join(REPO, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n/)
     expect(readJson(join(REPO, 'package.json')).license).toBe('MIT')
@@ -106,7 +106,7 @@ describe('licensing (#12)', () => {
   })
 })
 
-describe('where the project lives (#12)', () => {
+describe('where the project lives', () => {
   const GITHUB = 'https://github.com/tessera-dev/tessera'
 
   it('names the repository, its folder, a homepage and the issue tracker in every package.json', () => {

@@ -28,7 +28,7 @@ const SECRET_KEYS: Record<string, string> = {
   DATABASE_URL: 'database-url',
   KEY_ENCRYPTION_SECRET: 'key-encryption-secret',
 }
-// Added by the Kubernetes source (issue #6); SETTING_NAMES may or may not list it yet.
+// The Kubernetes source's setting, whether or not SETTING_NAMES lists it.
 const KNOWN_VARIABLES = new Set<string>([...SETTING_NAMES, 'TESSERA_KUBERNETES_NAMESPACE'])
 
 const deploymentFile = () => readManifests('deployment.yaml')
@@ -112,7 +112,7 @@ describe('Deployment tessera-issuer', () => {
     expect(env().get('PORT')?.value).toBe('3000')
   })
 
-  it('exposes the admin listener as the port named metrics, for scraping (issue #11)', () => {
+  it('exposes the admin listener as the port named metrics, for scraping', () => {
     expect(containerPort(container(), 'metrics')).toBe(9464)
     expect(env().get('ADMIN_PORT')?.value).toBe('9464')
     // On the pod's address: the default, 127.0.0.1, could not be scraped.
@@ -150,7 +150,7 @@ describe('Deployment tessera-issuer', () => {
     expect(env().get('TESSERA_KUBERNETES_NAMESPACE')?.valueFrom?.fieldRef?.fieldPath).toBe(
       'metadata.namespace',
     )
-    // One proxy, the ingress controller, in front (issue #11).
+    // One proxy, the ingress controller, in front.
     expect(env().get('TRUST_PROXY')?.value).toBe('1')
     const config = env().get('TESSERA_CONFIG')?.value
     const mount = container().volumeMounts?.find((m) => m.mountPath === config)

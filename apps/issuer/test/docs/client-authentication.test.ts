@@ -8,7 +8,7 @@ import { writeConfig } from '../support/client-assertion.js'
 import { codeBlocks, parseDocClients } from '../support/docs.js'
 import { send } from '../support/http.js'
 import { startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 
 const DOC = fileURLToPath(new URL('../../../../docs/client-authentication.md', import.meta.url))
 const text = readFileSync(DOC, 'utf8')
@@ -36,7 +36,7 @@ describe('docs/client-authentication.md', () => {
   })
 
   describe('the jose example, run against an issuer', () => {
-    let issuer: RunningIssuer
+    let issuer: InProcessIssuer
     let tmp: ReturnType<typeof tempDir>
     let pem: string
 

@@ -8,7 +8,7 @@ import { codeBlocks, parseDocClients } from '../support/docs.js'
 import { loopbackFetch } from '../support/fetch.js'
 import { send } from '../support/http.js'
 import { FIXTURES, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 import { CookieJar, redirectOf, signInWithForm, visit } from '../support/oidc.js'
 
 const DOC = fileURLToPath(new URL('../../../../docs/openid-connect.md', import.meta.url))
@@ -44,7 +44,7 @@ describe('docs/openid-connect.md', () => {
   })
 
   describe('against an issuer', () => {
-    let issuer: RunningIssuer
+    let issuer: InProcessIssuer
     let tmp: ReturnType<typeof tempDir>
 
     beforeAll(async () => {

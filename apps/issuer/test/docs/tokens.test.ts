@@ -21,7 +21,7 @@ describe('docs/tokens.md', () => {
     })
   })
 
-  it('shows a client_credentials client that the schema takes (#13)', () => {
+  it('shows a client_credentials client that the schema takes', () => {
     const block = codeBlocks(readFileSync(DOC, 'utf8'), 'yaml').find((text) =>
       text.includes('client_credentials'),
     )
@@ -32,7 +32,7 @@ describe('docs/tokens.md', () => {
     expect(result.tenants[0]?.clients[0]).toMatchObject({ grantTypes: ['client_credentials'] })
   })
 
-  it('names, in the curl examples of the grant, an example client that has it (#13)', () => {
+  it('names, in the curl examples of the grant, an example client that has it', () => {
     const examples = readFileSync(join(REPO, 'examples', 'acme', 'tenant.yaml'), 'utf8')
     const { config } = parse(examples) as {
       config: { clients: { client_id: string; client_secret?: string; grant_types?: string[] }[] }

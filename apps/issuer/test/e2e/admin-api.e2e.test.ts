@@ -1,5 +1,5 @@
 /**
- * The admin API (issue #13, item 4) over HTTP on the admin listener of a real `tessera dev`
+ * The admin API over HTTP on the admin listener of a real `tessera dev`
  * process with a SQLite file: each route, each error, parallel rotations. Authentication, the
  * log and the documented examples are in admin-api.auth.e2e.test.ts.
  */
@@ -13,10 +13,10 @@ import {
   expectProblem,
 } from '../support/admin-api.js'
 import { send } from '../support/http.js'
-import { FIXTURES, HS, JWT_SECRET, RS, tempDir } from '../support/issuer.js'
+import { runCli } from '../support/cli.js'
+import { FIXTURES, HS, JWT_SECRET, RS, startIssuer, tempDir } from '../support/issuer.js'
+import type { IssuerProcess } from '../support/issuer.js'
 import { rsTokenKid } from '../support/keys.js'
-import { runCli, startIssuerCli } from '../support/process.js'
-import type { IssuerCli } from '../support/process.js'
 
 const KID = /^\d{4}-\d{2}-\d{2}(?:\.\d+)?$/
 
@@ -35,7 +35,7 @@ interface KeyList {
   keys: KeyEntry[]
 }
 
-describe('the admin API (issue #13)', { timeout: 120_000 }, () => {
+describe('the admin API', { timeout: 120_000 }, () => {
   const tmp = tempDir()
   const vars = {
     JWT_SECRET,
@@ -45,7 +45,7 @@ describe('the admin API (issue #13)', { timeout: 120_000 }, () => {
     // Rotated keys sign at once here; keys.publish-ahead.e2e.test.ts tests the wait.
     KEY_PUBLISH_AHEAD_SECONDS: '0',
   }
-  let cli: IssuerCli
+  let cli: IssuerProcess
   const { call, observed } = createAdminClient(() => cli.admin)
 
   const jwksKids = async (): Promise<string[]> => {
@@ -65,14 +65,14 @@ describe('the admin API (issue #13)', { timeout: 120_000 }, () => {
     return active[0]!.kid
   }
   beforeAll(async () => {
-    cli = await startIssuerCli(vars)
-    // The first use of rs: its key is made on first use (#15), not by the start.
+    cli = await startIssuer({ command: 'dev', env: vars })
+    // The first use of rs: its key is made on first use, not by the start.
     expect((await send(cli.url, { path: '/.well-known/jwks.json', host: 'rs.test' })).status).toBe(
       200,
     )
   })
   afterAll(async () => {
-    await cli?.stop()
+    await cli?.close()
     tmp.remove()
   })
 

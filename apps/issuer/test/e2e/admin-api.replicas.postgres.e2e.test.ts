@@ -1,5 +1,5 @@
 /**
- * The admin API across replicas (issue #13, item 4): two `tessera dev` processes on one
+ * The admin API across replicas: two `tessera dev` processes on one
  * PostgreSQL database; a change made through one replica's admin API reaches the other within
  * the key poll.
  */
@@ -10,25 +10,24 @@ import { KEY_POLL_INTERVAL_MS } from '../../src/issuer.js'
 import { ADMIN_TOKEN } from '../support/admin-api.js'
 import { eventually } from '../support/eventually.js'
 import { send } from '../support/http.js'
-import { FIXTURES, JWT_SECRET, RS } from '../support/issuer.js'
+import { FIXTURES, JWT_SECRET, RS, startIssuer } from '../support/issuer.js'
+import type { IssuerProcess } from '../support/issuer.js'
 import { rsTokenKid } from '../support/keys.js'
-import { startIssuerCli } from '../support/process.js'
-import type { IssuerCli } from '../support/process.js'
 
 // One poll, plus room for a loaded machine to run it.
 const PROPAGATION_MS = KEY_POLL_INTERVAL_MS + 2_000
 
-async function jwksKids(replica: IssuerCli): Promise<string[]> {
+async function jwksKids(replica: IssuerProcess): Promise<string[]> {
   const res = await send(replica.url, { path: '/.well-known/jwks.json', host: RS.host })
   expect(res.status).toBe(200)
   return (res.json as { keys: { kid: string }[] }).keys.map((key) => key.kid).sort()
 }
 
-function tokenKid(replica: IssuerCli): Promise<string | undefined> {
+function tokenKid(replica: IssuerProcess): Promise<string | undefined> {
   return rsTokenKid(replica.url)
 }
 
-function admin(replica: IssuerCli, path: string) {
+function admin(replica: IssuerProcess, path: string) {
   return send(replica.admin, {
     method: 'POST',
     path,
@@ -39,8 +38,8 @@ function admin(replica: IssuerCli, path: string) {
 
 describe('the admin API with two replicas on one PostgreSQL', { timeout: 120_000 }, () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>
-  let a: IssuerCli
-  let b: IssuerCli
+  let a: IssuerProcess
+  let b: IssuerProcess
 
   beforeAll(async () => {
     database = await createTestDatabase()
@@ -53,11 +52,11 @@ describe('the admin API with two replicas on one PostgreSQL', { timeout: 120_000
       // tests replicas switching together after the wait.
       KEY_PUBLISH_AHEAD_SECONDS: '0',
     }
-    a = await startIssuerCli(vars)
-    b = await startIssuerCli(vars)
+    a = await startIssuer({ command: 'dev', env: vars })
+    b = await startIssuer({ command: 'dev', env: vars })
   })
   afterAll(async () => {
-    await Promise.all([a?.stop(), b?.stop()])
+    await Promise.all([a?.close(), b?.close()])
     await database?.drop()
   })
 

@@ -4,9 +4,9 @@ import type { AddressInfo, Server } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { postForm, send } from '../support/http.js'
-import { FIXTURES, HS, JWT_SECRET, tempDir } from '../support/issuer.js'
-import { runCli, startIssuerCli } from '../support/process.js'
-import type { IssuerCli } from '../support/process.js'
+import { runCli } from '../support/cli.js'
+import { FIXTURES, HS, JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
+import type { IssuerProcess } from '../support/issuer.js'
 
 /** The TCP ports process `pid` listens on (Linux: its socket inodes in /proc/net/tcp*). */
 function listeningPorts(pid: number): number[] {
@@ -34,21 +34,21 @@ function listeningPorts(pid: number): number[] {
 
 const portOf = (url: string): number => Number(new URL(url).port)
 
-// Issue #11, item 9: /metrics names every tenant, so it is served on a listener of its own.
-describe('the admin listener (issue #11)', () => {
+// /metrics names every tenant, so it is served on a listener of its own.
+describe('the admin listener', () => {
   const tmp = tempDir()
   const vars = {
     JWT_SECRET,
     TESSERA_CONFIG: join(FIXTURES, 'basic'),
     DATABASE_URL: `sqlite:${tmp.dir}/tessera.db`,
   }
-  let cli: IssuerCli
+  let cli: IssuerProcess
 
   beforeAll(async () => {
-    cli = await startIssuerCli({ ...vars, ADMIN_PORT: '0' })
+    cli = await startIssuer({ command: 'dev', env: { ...vars, ADMIN_PORT: '0' } })
   })
   afterAll(async () => {
-    await cli.stop()
+    await cli.close()
     tmp.remove()
   })
 
@@ -113,7 +113,7 @@ describe('the admin listener (issue #11)', () => {
     }
   })
 
-  it('answers every admin API route 404 without ADMIN_TOKEN, a bearer token or not (issue #13)', async () => {
+  it('answers every admin API route 404 without ADMIN_TOKEN, a bearer token or not', async () => {
     const routes = [
       ['GET', '/admin/tenants'],
       ['GET', '/admin/tenants/rs/keys'],
@@ -137,7 +137,7 @@ describe('the admin listener (issue #11)', () => {
   })
 })
 
-describe('ADMIN_PORT=off and a taken ADMIN_PORT (issue #11)', () => {
+describe('ADMIN_PORT=off and a taken ADMIN_PORT', () => {
   const tmp = tempDir()
   const vars = {
     JWT_SECRET,
@@ -147,19 +147,19 @@ describe('ADMIN_PORT=off and a taken ADMIN_PORT (issue #11)', () => {
   afterAll(() => tmp.remove())
 
   it('opens no admin port with ADMIN_PORT=off, and stops cleanly', async () => {
-    const cli = await startIssuerCli({ ...vars, ADMIN_PORT: 'off' })
+    const cli = await startIssuer({ command: 'dev', env: { ...vars, ADMIN_PORT: 'off' } })
     try {
       expect(cli.admin).toBe('off')
       expect(listeningPorts(cli.child.pid!)).toEqual([portOf(cli.url)])
       expect((await send(cli.url, { path: '/metrics', host: HS.host })).status).toBe(404)
     } finally {
-      await cli.stop()
+      await cli.close()
     }
     expect(cli.child.exitCode).toBe(0)
   })
 
   it('closes both ports on SIGTERM, keep-alive connections included', async () => {
-    const cli = await startIssuerCli({ ...vars, ADMIN_PORT: '0' })
+    const cli = await startIssuer({ command: 'dev', env: { ...vars, ADMIN_PORT: '0' } })
     // An idle keep-alive connection to each port.
     const agents = await Promise.all(
       [cli.url, cli.admin].map(async (url) => {
@@ -177,7 +177,7 @@ describe('ADMIN_PORT=off and a taken ADMIN_PORT (issue #11)', () => {
       }),
     )
     const started = Date.now()
-    await cli.stop()
+    await cli.close()
     expect(cli.child.exitCode).toBe(0)
     expect(Date.now() - started).toBeLessThan(5000)
     expect(cli.logs.some((line) => line.includes('"msg":"stopped"'))).toBe(true)

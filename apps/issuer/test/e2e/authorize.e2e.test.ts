@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { postForm, send } from '../support/http.js'
 import { HS, RS, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 import {
   authorizePath,
   openLogin,
@@ -12,7 +12,7 @@ import {
 } from '../support/oauth.js'
 
 describe('GET /authorize and the login page', () => {
-  let issuer: RunningIssuer
+  let issuer: InProcessIssuer
   let tmp: ReturnType<typeof tempDir>
   // Moved forward to expire forms without waiting.
   let skewMs = 0
@@ -181,7 +181,7 @@ describe('GET /authorize and the login page', () => {
     expect(reused.text).toContain('expired or was already used')
   })
 
-  it('gives exactly one of 12 concurrent posts of one form a code (issue #11)', async () => {
+  it('gives exactly one of 12 concurrent posts of one form a code', async () => {
     const page = await openLogin(issuer.url, HS.host, valid)
     const fields = { csrf_token: page.csrfToken, username: 'alice', password: 'alice-password' }
     const results = await Promise.all(
@@ -306,7 +306,7 @@ describe('GET /authorize and the login page', () => {
     }
   })
 
-  it('never adopts a binding cookie the browser sends (issue #11)', async () => {
+  it('never adopts a binding cookie the browser sends', async () => {
     const planted = 'tessera_login=attacker-chosen-value'
     const page = await openLogin(issuer.url, HS.host, valid, planted)
     expect(page.cookie).toMatch(/^tessera_login=[A-Za-z0-9_-]{43}$/)
@@ -427,8 +427,8 @@ describe('GET /authorize and the login page', () => {
 })
 
 describe('login forms across two replicas on one database', () => {
-  let a: RunningIssuer
-  let b: RunningIssuer
+  let a: InProcessIssuer
+  let b: InProcessIssuer
   let tmp: ReturnType<typeof tempDir>
   const request = (challenge: string): Record<string, string> => ({
     response_type: 'code',

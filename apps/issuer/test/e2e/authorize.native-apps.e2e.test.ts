@@ -1,19 +1,15 @@
 import { describe, expect, it } from 'vitest'
 import { postForm, send } from '../support/http.js'
 import { useIssuer } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
 import { authorizePath, openLogin, pkce, submitLogin } from '../support/oauth.js'
 
 const HOST = 'native.test'
 const APP = '66666666-6666-4666-8666-666666666666'
 
-// Issue #11: native apps (RFC 8252) get a code at a loopback port chosen at run time and at a
+// Native apps (RFC 8252) get a code at a loopback port chosen at run time and at a
 // private-use scheme, each exactly where they asked for it.
 describe('GET /authorize for native apps (RFC 8252)', () => {
-  let issuer: RunningIssuer
-  useIssuer('native', (started) => {
-    issuer = started
-  })
+  const issuer = useIssuer({ config: 'native' })
 
   function request(redirectUri: string, challenge: string): Record<string, string> {
     return {

@@ -1,9 +1,8 @@
 import { existsSync, statSync } from 'node:fs'
 import { Agent, request } from 'node:http'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { postForm } from '../support/http.js'
-import { HS, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import { HS, tempDir, useIssuer } from '../support/issuer.js'
 import { authorizePath, pkce, signIn, SPA } from '../support/oauth.js'
 
 const GETS = 10_000
@@ -18,22 +17,13 @@ function databaseBytes(file: string): number {
   )
 }
 
-// Issue #11: every GET of /authorize used to store a login transaction holding the caller's
-// state; 2,000 requests grew the database by 62 MB.
-describe('GET /authorize writes nothing (issue #11)', () => {
-  let issuer: RunningIssuer
-  let tmp: ReturnType<typeof tempDir>
-  let database: string
-
-  beforeAll(async () => {
-    tmp = tempDir()
-    database = `${tmp.dir}/tessera.db`
-    issuer = await startIssuer({ databaseUrl: `sqlite:${database}` })
-  })
-  afterAll(async () => {
-    await issuer.close()
-    tmp.remove()
-  })
+// A GET of /authorize stores nothing: anyone may send it, so a row per request would let
+// 2,000 requests grow the database by tens of megabytes.
+describe('GET /authorize writes nothing', () => {
+  const tmp = tempDir()
+  const database = `${tmp.dir}/tessera.db`
+  afterAll(() => tmp.remove())
+  const issuer = useIssuer({ databaseUrl: `sqlite:${database}` })
 
   it(`grows the database by less than 2 MB over ${GETS} GETs with a 1,000-character state`, async () => {
     const before = databaseBytes(database)

@@ -2,8 +2,8 @@ import { cpSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runCli } from '../support/cli.js'
 import { JWT_SECRET, tempDir } from '../support/issuer.js'
-import { runCli } from '../support/process.js'
 
 const REPO = fileURLToPath(new URL('../../../../', import.meta.url))
 const EXAMPLES = join(REPO, 'examples')

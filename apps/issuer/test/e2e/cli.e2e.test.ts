@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -7,7 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { verifyPassword } from '../../src/index.js'
 import { postForm, send } from '../support/http.js'
 import { signIn } from '../support/oauth.js'
-import { FIXTURES, JWT_SECRET, tempDir } from '../support/issuer.js'
+import { eventually } from '../support/eventually.js'
+import { FIXTURES, JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
+import type { IssuerProcess } from '../support/issuer.js'
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
 const REPO = fileURLToPath(new URL('../../../../', import.meta.url))
@@ -92,17 +94,24 @@ describe('tessera CLI', () => {
 
   it('dev serves the examples on the port it listens on: iss, metadata, login redirect; SIGTERM', async () => {
     // PORT=0: the real port is known only once listening, and the examples' hosts name none.
-    const dev = await spawnIssuer(['dev', '--port', '0'], {
-      JWT_SECRET,
-      DATABASE_URL: `sqlite:${tmp.dir}/dev.db`,
-      ADMIN_PORT: '0',
+    const dev = await startIssuer({
+      command: 'dev',
+      args: ['--port', '0'],
+      cwd: REPO,
+      env: {
+        JWT_SECRET,
+        DATABASE_URL: `sqlite:${tmp.dir}/dev.db`,
+        ADMIN_PORT: '0',
+      },
     })
     const { url } = dev
     const port = new URL(url).port
     expect(port).not.toBe('3000')
     const acme = `http://acme.localhost:${port}`
     try {
-      expect(dev.tenants).toContainEqual(expect.objectContaining({ name: 'acme', issuer: acme }))
+      expect(listeningTenants(dev)).toContainEqual(
+        expect.objectContaining({ name: 'acme', issuer: acme }),
+      )
       const res = await postForm(url, 'acme.localhost', {
         grant_type: 'password',
         username: 'alice',
@@ -138,7 +147,7 @@ describe('tessera CLI', () => {
       expect((globex.json as { issuer: string }).issuer).toBe(`http://globex.localhost:${port}`)
       const jwks = await send(url, { path: '/.well-known/jwks.json', host: 'globex.localhost' })
       expect((jwks.json as { keys: unknown[] }).keys).toHaveLength(1)
-      // Issue #12: the login page names the example app by its client_name, not its UUID.
+      // The login page names the example app by its client_name, not its UUID.
       const query = new URLSearchParams({
         response_type: 'code',
         client_id: SPA_CLIENT_ID,
@@ -164,7 +173,10 @@ describe('tessera CLI', () => {
       expect(location.searchParams.get('iss')).toBe(acme)
       // A reload (SIGHUP) rebuilds the tenants with the same port.
       dev.child.kill('SIGHUP')
-      await dev.waitFor('SIGHUP: reloading the configuration')
+      await eventually(
+        () => expect(dev.logs.join('\n')).toContain('SIGHUP: reloading the configuration'),
+        { timeoutMs: 30_000 },
+      )
       const reloaded = await postForm(url, 'acme.localhost', {
         grant_type: 'password',
         username: 'bob',
@@ -179,7 +191,7 @@ describe('tessera CLI', () => {
       dev.child.kill('SIGTERM')
     }
     expect(await dev.exited).toBe(0)
-    expect(dev.output()).toContain('shutting down')
+    expect(dev.logs.join('\n')).toContain('shutting down')
   })
 
   it('dev keeps a host that names its port, and gives the listening port to one that does not', async () => {
@@ -209,10 +221,15 @@ describe('tessera CLI', () => {
         '',
       ].join('\n'),
     )
-    const dev = await spawnIssuer(['dev', '--port', '0', '--config', dir], {
-      JWT_SECRET,
-      DATABASE_URL: `sqlite:${tmp.dir}/ports.db`,
-      ADMIN_PORT: '0',
+    const dev = await startIssuer({
+      command: 'dev',
+      args: ['--port', '0', '--config', dir],
+      cwd: REPO,
+      env: {
+        JWT_SECRET,
+        DATABASE_URL: `sqlite:${tmp.dir}/ports.db`,
+        ADMIN_PORT: '0',
+      },
     })
     try {
       const port = new URL(dev.url).port
@@ -227,7 +244,11 @@ describe('tessera CLI', () => {
       expect(await issuerAt('free.localhost:8443')).toBe(`http://free.localhost:${port}`)
       expect(await issuerAt('fixed-alias.localhost')).toBe(`http://free.localhost:${port}`)
       expect(await issuerAt('[::1]')).toBe(`http://[::1]:${port}`)
-      expect(dev.tenants.map((t) => t.issuer).sort()).toEqual(
+      expect(
+        listeningTenants(dev)
+          .map((t) => t.issuer)
+          .sort(),
+      ).toEqual(
         [
           `http://[::1]:${port}`,
           'http://fixed.localhost:8443',
@@ -256,11 +277,16 @@ describe('tessera CLI', () => {
   })
 
   it('start keeps the rule: https + the first host as written, whatever the port', async () => {
-    const start = await spawnIssuer(['start', '--port', '0', '--config', EXAMPLES], {
-      JWT_SECRET,
-      KEY_ENCRYPTION_SECRET: 'cli-e2e-key-encryption-secret-0123456789',
-      DATABASE_URL: `sqlite:${tmp.dir}/start.db`,
-      ADMIN_PORT: '0',
+    const start = await startIssuer({
+      command: 'start',
+      args: ['--port', '0', '--config', EXAMPLES],
+      cwd: REPO,
+      env: {
+        JWT_SECRET,
+        KEY_ENCRYPTION_SECRET: 'cli-e2e-key-encryption-secret-0123456789',
+        DATABASE_URL: `sqlite:${tmp.dir}/start.db`,
+        ADMIN_PORT: '0',
+      },
     })
     try {
       const metadata = await send(start.url, {
@@ -295,31 +321,8 @@ describe('tessera CLI', () => {
 const SPA_CLIENT_ID = 'bf2d7604-7f24-4538-b46f-140f16693256'
 const SPA_REDIRECT_URI = 'http://localhost:8081/callback'
 
-/** Spawns the CLI in the repository and resolves once it logs that it listens. */
-async function spawnIssuer(args: string[], vars: Record<string, string>) {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO, env: cleanEnv(vars) })
-  let stdout = ''
-  const waiters: { text: string; resolve: () => void }[] = []
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString()
-    for (const waiter of waiters) if (stdout.includes(waiter.text)) waiter.resolve()
-  })
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
-  const waitFor = (text: string): Promise<void> =>
-    new Promise((resolve, reject) => {
-      if (stdout.includes(text)) resolve()
-      else waiters.push({ text, resolve })
-      void exited.then((code) => reject(new Error(`exited ${code}: ${stdout}`)))
-    })
-  await waitFor('tessera issuer listening')
-  const line = stdout.split('\n').find((l) => l.includes('tessera issuer listening'))!
-  const listening = JSON.parse(line) as { url: string; tenants: { name: string; issuer: string }[] }
-  return {
-    child,
-    exited,
-    waitFor,
-    url: listening.url,
-    tenants: listening.tenants,
-    output: () => stdout,
-  }
+/** The tenants the listening line names. */
+function listeningTenants(issuer: IssuerProcess): { name: string; issuer: string }[] {
+  const line = issuer.entries().find((entry) => entry.msg === 'tessera issuer listening')
+  return line?.tenants as { name: string; issuer: string }[]
 }

@@ -5,8 +5,8 @@ import type { AddressInfo, Server } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { CLI, runCli } from '../support/cli.js'
 import { FIXTURES, JWT_SECRET, tempDir } from '../support/issuer.js'
-import { CLI, runCli } from '../support/process.js'
 
 const REPO = fileURLToPath(new URL('../../../../', import.meta.url))
 const EXAMPLES = join(REPO, 'examples')
@@ -14,7 +14,7 @@ const EXAMPLES = join(REPO, 'examples')
 /** A stack frame, as Node prints them: what a user must never see for a usage problem. */
 const STACK_FRAME = /^\s+at .+:\d+:\d+\)?$/m
 
-describe('tessera CLI usage (issue #12)', () => {
+describe('tessera CLI usage', () => {
   let tmp: ReturnType<typeof tempDir>
   beforeAll(() => {
     tmp = tempDir()

@@ -1,12 +1,11 @@
 /**
- * HTTP Basic as authlib and requests-oauthlib send it (issue #13): client_id and secret joined
+ * HTTP Basic as authlib and requests-oauthlib send it: client_id and secret joined
  * with a colon without the form-encoding of RFC 6749 §2.3.1. Both ways are accepted.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { writeConfig } from '../support/client-assertion.js'
 import { basicAuth, postForm, send } from '../support/http.js'
-import { startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import { tempDir, useIssuer } from '../support/issuer.js'
 
 const HOST = 'basic.test'
 // Secrets as `openssl rand -base64 32` and people make them: each breaks one naive decoding.
@@ -26,11 +25,9 @@ function rawBasic(id: string, secret: string): string {
 }
 
 describe('HTTP Basic without form-encoding', () => {
-  let issuer: RunningIssuer
-  let tmp: ReturnType<typeof tempDir>
-
-  beforeAll(async () => {
-    tmp = tempDir()
+  const tmp = tempDir()
+  afterAll(() => tmp.remove())
+  const issuer = useIssuer(() => {
     const clients = SECRETS.map(
       (secret, index) => `    - client_id: ${clientId(index)}
       client_secret: ${JSON.stringify(secret)}
@@ -41,11 +38,7 @@ describe('HTTP Basic without form-encoding', () => {
       tmp.dir,
       `name: basic\nconfig:\n  hosts: [${HOST}]\n  providers: [providers/users.mjs]\n  clients:\n${clients}\n`,
     )
-    issuer = await startIssuer({ databaseUrl: `sqlite:${tmp.dir}/tessera.db`, config })
-  })
-  afterAll(async () => {
-    await issuer.close()
-    tmp.remove()
+    return { config }
   })
 
   // /revoke authenticates the client and answers 200 for any token: the client check alone.

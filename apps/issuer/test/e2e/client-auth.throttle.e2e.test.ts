@@ -2,7 +2,7 @@
  * Failed client authentication is throttled per client_id+address and per address, one count
  * across /token, /revoke and /introspect, decided before the secret is checked.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { clientKey } from '../support/client-assertion.js'
 import type { ClientKey } from '../support/client-assertion.js'
 import {
@@ -12,31 +12,23 @@ import {
   withSecret,
   writeClientAuthConfig,
 } from '../support/client-auth.js'
-import { startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import { tempDir, useIssuer } from '../support/issuer.js'
 
 const WINDOW_SECONDS = 900
 
 describe('client authentication throttling at /token, /revoke and /introspect', () => {
-  let issuer: RunningIssuer
-  let tmp: ReturnType<typeof tempDir>
   let key: ClientKey
   let stranger: ClientKey
   const clock = { now: Date.now() }
-
-  beforeAll(async () => {
+  const tmp = tempDir()
+  afterAll(() => tmp.remove())
+  const issuer = useIssuer(async () => {
     ;[key, stranger] = await Promise.all([clientKey('ES256', 'ca-1'), clientKey('ES256', 'ca-1')])
-    tmp = tempDir()
-    issuer = await startIssuer({
-      databaseUrl: `sqlite:${tmp.dir}/tessera.db`,
+    return {
       config: writeClientAuthConfig(tmp.dir, key),
       clock: () => clock.now,
       vars: { TRUST_PROXY: '1' },
-    })
-  })
-  afterAll(async () => {
-    await issuer.close()
-    tmp.remove()
+    }
   })
 
   const wrong = (endpoint: 'token' | 'revoke' | 'introspect', address: string, n: number) =>
@@ -162,8 +154,6 @@ describe('client authentication throttling at /token, /revoke and /introspect', 
     expect(assertionSent.status).toBe(401)
     const lines = issuer.logs
       .slice(before)
-      .join('')
-      .split('\n')
       .filter((line) => line.includes('client authentication failed'))
       .map((line) => JSON.parse(line) as Record<string, unknown>)
     expect(lines).toHaveLength(3)
@@ -185,7 +175,7 @@ describe('client authentication throttling at /token, /revoke and /introspect', 
       reason: 'bad_assertion',
       detail: 'client_assertion signature does not verify',
     })
-    const text = issuer.logs.slice(before).join('')
+    const text = issuer.logs.slice(before).join('\n')
     expect(text).not.toContain(guess)
     expect(text).not.toContain('"forged"')
     expect(text).not.toMatch(/eyJ[\w-]+\.eyJ/)

@@ -7,13 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { clientKey } from '../support/client-assertion.js'
 import { CA, statuses, withSecret, writeClientAuthConfig } from '../support/client-auth.js'
 import { startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 
 describe('client authentication throttling on two replicas sharing PostgreSQL', () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>
   let tmp: ReturnType<typeof tempDir>
-  let a: RunningIssuer
-  let b: RunningIssuer
+  let a: InProcessIssuer
+  let b: InProcessIssuer
 
   beforeAll(async () => {
     database = await createTestDatabase()

@@ -6,8 +6,8 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { writeConfig } from '../support/client-assertion.js'
 import { basicAuth, postForm } from '../support/http.js'
+import { runCli } from '../support/cli.js'
 import { JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
-import { runCli } from '../support/process.js'
 
 const LITERAL = 'fifteen-chars-x'
 const FROM_ENV = 'fifteen-chars-y'
@@ -91,8 +91,6 @@ config:
     })
     try {
       const warnings = issuer.logs
-        .join('')
-        .split('\n')
         .filter((line) => line.includes('client secret too short'))
         .map((line) => JSON.parse(line) as { level: number; problem: string })
       expect(warnings.map((w) => [w.level, w.problem])).toEqual([

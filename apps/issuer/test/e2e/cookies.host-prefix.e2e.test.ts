@@ -1,9 +1,7 @@
-import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { send } from '../support/http.js'
 import type { HttpResponse } from '../support/http.js'
-import { FIXTURES, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import { useIssuer } from '../support/issuer.js'
 import { pkce } from '../support/oauth.js'
 import { OIDC_RS, openIdAuthorizeUrl, redirectOf } from '../support/oidc.js'
 
@@ -13,20 +11,7 @@ import { OIDC_RS, openIdAuthorizeUrl, redirectOf } from '../support/oidc.js'
 // cookies are `__Host-` prefixed, which only the issuer's own host can set, and an unprefixed
 // one is ignored.
 describe('session and login-binding cookies behind an https proxy', () => {
-  const tmp = tempDir()
-  let issuer: RunningIssuer
-
-  beforeAll(async () => {
-    issuer = await startIssuer({
-      databaseUrl: `sqlite:${tmp.dir}/cookies.db`,
-      config: join(FIXTURES, 'oidc'),
-      vars: { TRUST_PROXY: '1' },
-    })
-  })
-  afterAll(async () => {
-    await issuer.close()
-    tmp.remove()
-  })
+  const issuer = useIssuer({ config: 'oidc', vars: { TRUST_PROXY: '1' } })
 
   const app = OIDC_RS.a
 

@@ -8,7 +8,7 @@ import { launchChromium } from '../support/chromium.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { basicAuth, send } from '../support/http.js'
 import { FIXTURES, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 
 const HOST = 'cors.test'
 const SPA_DIR = join(FIXTURES, 'cors', 'spa')
@@ -46,9 +46,8 @@ function serveSpa(): Promise<Server> {
 }
 
 /** The request log lines the issuer wrote, as method + path. */
-function requests(issuer: RunningIssuer): string[] {
+function requests(issuer: InProcessIssuer): string[] {
   return issuer.logs
-    .flatMap((chunk) => chunk.split('\n'))
     .filter((line) => line.includes('"msg":"request"'))
     .map((line) => {
       const { method, path } = JSON.parse(line) as { method: string; path: string }
@@ -57,7 +56,7 @@ function requests(issuer: RunningIssuer): string[] {
 }
 
 describe('CORS in Chromium: a browser app on another origin', () => {
-  let issuer: RunningIssuer
+  let issuer: InProcessIssuer
   let spa: Server
   let browser: Browser
   let tmp: ReturnType<typeof tempDir>

@@ -5,8 +5,8 @@ import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eventually } from '../support/eventually.js'
 import { postForm, send } from '../support/http.js'
-import { FIXTURES, JWT_SECRET, RS, tempDir } from '../support/issuer.js'
-import { CLI, runCli, startIssuerCli } from '../support/process.js'
+import { CLI, runCli } from '../support/cli.js'
+import { FIXTURES, JWT_SECRET, RS, startIssuer, tempDir } from '../support/issuer.js'
 
 const KEY_ENCRYPTION_SECRET = 'e2e-key-encryption-secret-for-start-0123456789'
 const REFUSAL_LINE = (tenants: string): string =>
@@ -61,7 +61,7 @@ const BETA = 'bbbbbbbb-2222-4222-8222-222222222222'
 const GAMMA = 'cccccccc-3333-4333-8333-333333333333'
 
 // Each test spawns the CLI; on a loaded 2-core machine one spawn can take seconds.
-describe('tessera start without KEY_ENCRYPTION_SECRET (#11)', { timeout: 90_000 }, () => {
+describe('tessera start without KEY_ENCRYPTION_SECRET', { timeout: 90_000 }, () => {
   let tmp: ReturnType<typeof tempDir>
   beforeAll(() => {
     tmp = tempDir()
@@ -91,7 +91,7 @@ describe('tessera start without KEY_ENCRYPTION_SECRET (#11)', { timeout: 90_000 
     expect(existsSync(data)).toBe(false)
   })
 
-  it('refuses HS256 tenants with OpenID Connect clients too, naming them (#14)', async () => {
+  it('refuses HS256 tenants with OpenID Connect clients too, naming them', async () => {
     const mixed = configDir(tmp.dir, 'openid-mixed', [
       ['alpha', 'RS256', ALPHA],
       ['beta', 'HS256', BETA, ['openid', 'read']],
@@ -142,10 +142,10 @@ describe('tessera start without KEY_ENCRYPTION_SECRET (#11)', { timeout: 90_000 
 
   it('serves HS256 tenants without it, and refuses a change that adds an RS256 tenant', async () => {
     const config = configDir(tmp.dir, 'hs-only', [['gamma', 'HS256', GAMMA]])
-    const cli = await startIssuerCli(
-      { JWT_SECRET, TESSERA_CONFIG: config, DATABASE_URL: `sqlite:${tmp.dir}/hs-only.db` },
-      'start',
-    )
+    const cli = await startIssuer({
+      command: 'start',
+      env: { JWT_SECRET, TESSERA_CONFIG: config, DATABASE_URL: `sqlite:${tmp.dir}/hs-only.db` },
+    })
     try {
       const token = () =>
         postForm(cli.url, 'gamma.test', {
@@ -171,27 +171,27 @@ describe('tessera start without KEY_ENCRYPTION_SECRET (#11)', { timeout: 90_000 
       const alpha = await send(cli.url, { path: '/.well-known/jwks.json', host: 'alpha.test' })
       expect(alpha.status).toBe(404)
     } finally {
-      await cli.stop()
+      await cli.close()
     }
   })
 
   it('serves RS256 tenants with it, their private keys sealed', async () => {
     const file = join(tmp.dir, 'sealed.db')
-    const cli = await startIssuerCli(
-      {
+    const cli = await startIssuer({
+      command: 'start',
+      env: {
         JWT_SECRET,
         KEY_ENCRYPTION_SECRET,
         TESSERA_CONFIG: join(FIXTURES, 'basic'),
         DATABASE_URL: `sqlite:${file}`,
       },
-      'start',
-    )
+    })
     try {
       const jwks = await send(cli.url, { path: '/.well-known/jwks.json', host: RS.host })
       expect((jwks.json as { keys: unknown[] }).keys).toHaveLength(1)
       expect(cli.logs.join('\n')).not.toContain(KEY_ENCRYPTION_SECRET)
     } finally {
-      await cli.stop()
+      await cli.close()
     }
     const db = new Database(file, { readonly: true })
     try {
@@ -209,7 +209,7 @@ function modeOf(path: string): string {
   return (statSync(path).mode & 0o777).toString(8)
 }
 
-describe('tessera start under umask 000 (#11)', { timeout: 90_000 }, () => {
+describe('tessera start under umask 000', { timeout: 90_000 }, () => {
   let tmp: ReturnType<typeof tempDir>
   beforeAll(() => {
     tmp = tempDir()

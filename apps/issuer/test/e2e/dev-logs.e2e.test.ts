@@ -1,17 +1,17 @@
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { startIssuerCli } from '../support/process.js'
+import { startIssuer } from '../support/issuer.js'
 
 const EXAMPLES = fileURLToPath(new URL('../../../../examples/', import.meta.url))
 
 describe('tessera dev logs into a pipe', () => {
   it('writes JSON lines, the JWT_SECRET warning short with its fix in fields', async () => {
     // stdout is a pipe here: the coloured lines are for a terminal only.
-    const dev = await startIssuerCli(
-      { TESSERA_CONFIG: join(EXAMPLES), DATABASE_URL: 'memory:', LOG_LEVEL: 'info' },
-      'dev',
-    )
+    const dev = await startIssuer({
+      command: 'dev',
+      env: { TESSERA_CONFIG: join(EXAMPLES), DATABASE_URL: 'memory:', LOG_LEVEL: 'info' },
+    })
     try {
       const lines = dev.logs.filter((line) => line !== '')
       expect(lines.join('\n')).not.toContain('\u001b[')
@@ -26,7 +26,7 @@ describe('tessera dev logs into a pipe', () => {
       )
       expect(String(warning?.msg).length).toBeLessThan(80)
     } finally {
-      await dev.stop()
+      await dev.close()
     }
   })
 })

@@ -1,23 +1,12 @@
 import * as oauth from 'oauth4webapi'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { loopbackFetch } from '../support/fetch.js'
 import { send } from '../support/http.js'
-import { HS, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import { HS, useIssuer } from '../support/issuer.js'
 import { readLoginPage, SPA, submitLogin } from '../support/oauth.js'
 
 describe('the whole flow, driven by oauth4webapi', () => {
-  let issuer: RunningIssuer
-  let tmp: ReturnType<typeof tempDir>
-
-  beforeAll(async () => {
-    tmp = tempDir()
-    issuer = await startIssuer({ databaseUrl: `sqlite:${tmp.dir}/tessera.db` })
-  })
-  afterAll(async () => {
-    await issuer.close()
-    tmp.remove()
-  })
+  const issuer = useIssuer()
 
   it('authorize → login → code → tokens → refresh twice → revoke → refresh fails', async () => {
     const options = {

@@ -2,10 +2,9 @@ import { describe, expect, it } from 'vitest'
 import { basicAuth, postForm, send } from '../support/http.js'
 import type { HttpResponse } from '../support/http.js'
 import { useIssuer } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
 import { signIn } from '../support/oauth.js'
 
-// Issue #11: introspection that tells the truth, over HTTP against an issuer on SQLite.
+// Introspection that tells the truth, over HTTP against an issuer on SQLite.
 const HOST = 'shop.test'
 const CB = 'http://localhost:9000/cb'
 const APP = { id: '0a000000-0000-4000-8000-000000000001', secret: 'app-secret-012345' }
@@ -20,11 +19,8 @@ interface Tokens {
   refresh_token?: string
 }
 
-describe('POST /introspect and POST /revoke: the truth about a token (#11)', () => {
-  let issuer: RunningIssuer
-  useIssuer('introspect', (started) => {
-    issuer = started
-  })
+describe('POST /introspect and POST /revoke: the truth about a token', () => {
+  const issuer = useIssuer({ config: 'introspect' })
 
   function post(path: string, client: Client, params: Record<string, string>) {
     return send(issuer.url, {

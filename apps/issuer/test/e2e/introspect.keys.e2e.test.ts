@@ -6,17 +6,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { KEY_POLL_INTERVAL_MS } from '../../src/issuer.js'
 import { eventually } from '../support/eventually.js'
 import { basicAuth, postForm, send } from '../support/http.js'
+import { runCli } from '../support/cli.js'
 import { FIXTURES, JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
-import { runCli } from '../support/process.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 
-// Issue #11: what introspection makes of a token whose key is gone or whose algorithm the
+// What introspection makes of a token whose key is gone or whose algorithm the
 // tenant left behind. Each test runs its own issuer on an SQLite file.
 const minute = 60_000
 const TTL_MS = 2 * 3_600_000 // TOKEN_EXPIRATION_IN_HOURS' default
 const APP = { id: '0a000000-0000-4000-8000-000000000001', secret: 'app-secret-012345' }
 
-function post(issuer: RunningIssuer, host: string, path: string, params: Record<string, string>) {
+function post(issuer: InProcessIssuer, host: string, path: string, params: Record<string, string>) {
   return send(issuer.url, {
     method: 'POST',
     path,
@@ -30,7 +30,7 @@ function post(issuer: RunningIssuer, host: string, path: string, params: Record<
 }
 
 async function introspect(
-  issuer: RunningIssuer,
+  issuer: InProcessIssuer,
   host: string,
   token: string,
 ): Promise<Record<string, unknown>> {
@@ -39,7 +39,7 @@ async function introspect(
   return res.json as Record<string, unknown>
 }
 
-async function passwordToken(issuer: RunningIssuer, host: string): Promise<string> {
+async function passwordToken(issuer: InProcessIssuer, host: string): Promise<string> {
   const res = await postForm(
     issuer.url,
     host,
@@ -50,7 +50,7 @@ async function passwordToken(issuer: RunningIssuer, host: string): Promise<strin
   return (res.json as { access_token: string }).access_token
 }
 
-describe('POST /introspect and signing keys (#11)', () => {
+describe('POST /introspect and signing keys', () => {
   let tmp: ReturnType<typeof tempDir>
   beforeAll(() => {
     tmp = tempDir()
@@ -94,7 +94,7 @@ describe('POST /introspect and signing keys (#11)', () => {
     const clock = (): number => Date.now() + offset
     let config: string
     let databaseUrl: string
-    let issuer: RunningIssuer
+    let issuer: InProcessIssuer
     let legit: string
     let switchedAt: number
     const vars = { KEY_PUBLISH_AHEAD_SECONDS: '0' }
@@ -144,7 +144,7 @@ describe('POST /introspect and signing keys (#11)', () => {
       offset += 10 * minute
       writeTenant('RS256')
       expect(await issuer.issuer.reload()).toBe(true)
-      // The RS256 period starts with the tenant's first key, made on its first use (#15).
+      // The RS256 period starts with the tenant's first key, made on its first use.
       expect((await send(issuer.url, { path: '/.well-known/jwks.json', host: HOST })).status).toBe(
         200,
       )

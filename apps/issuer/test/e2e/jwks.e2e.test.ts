@@ -12,10 +12,9 @@ describe('GET /.well-known/jwks.json and metadata', () => {
   it('publishes one RS256 public key per RS256 tenant and keeps it across a same-day restart', async () => {
     const databaseUrl = `sqlite:${tmp.dir}/tessera.db`
     const morning = Date.UTC(2026, 10, 22, 8)
-    const first = await startIssuer({ databaseUrl, clock: () => morning })
-    const before = await send(first.url, { path: '/.well-known/jwks.json', host: RS.host })
-    const hsKeys = await send(first.url, { path: '/.well-known/jwks.json', host: HS.host })
-    await first.close()
+    const issuer = await startIssuer({ databaseUrl, clock: () => morning })
+    const before = await send(issuer.url, { path: '/.well-known/jwks.json', host: RS.host })
+    const hsKeys = await send(issuer.url, { path: '/.well-known/jwks.json', host: HS.host })
 
     expect(before.status).toBe(200)
     expect(before.headers['content-type']).toContain('application/jwk-set+json')
@@ -26,9 +25,9 @@ describe('GET /.well-known/jwks.json and metadata', () => {
     expect(Buffer.from(keys[0]!.n!, 'base64url').length * 8).toBe(2048)
     expect(hsKeys.json).toEqual({ keys: [] })
 
-    const second = await startIssuer({ databaseUrl, clock: () => morning + 8 * 3_600_000 })
-    const after = await send(second.url, { path: '/.well-known/jwks.json', host: RS.host })
-    await second.close()
+    await issuer.restart({ clock: () => morning + 8 * 3_600_000 })
+    const after = await send(issuer.url, { path: '/.well-known/jwks.json', host: RS.host })
+    await issuer.close()
     expect(after.text).toBe(before.text)
   })
 
@@ -86,7 +85,7 @@ describe('GET /.well-known/jwks.json and metadata', () => {
     }
   })
 
-  it('answers /healthz and /readyz on any host, and /metrics on none (issue #11)', async () => {
+  it('answers /healthz and /readyz on any host, and /metrics on none', async () => {
     const issuer = await startIssuer({ databaseUrl: 'memory:' })
     try {
       expect((await send(issuer.url, { path: '/healthz', host: 'whatever' })).json).toEqual({

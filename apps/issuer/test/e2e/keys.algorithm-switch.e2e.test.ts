@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loopbackFetch } from '../support/fetch.js'
 import { basicAuth, postForm, send } from '../support/http.js'
 import { FIXTURES, JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 import { OIDC_RS } from '../support/oidc.js'
 
 const AHEAD_SECONDS = Number(process.env.PUBLISH_AHEAD_SECONDS ?? 8)
@@ -39,7 +39,7 @@ describe('keys and the tenant algorithm history', { timeout: 120_000 }, () => {
     const HOST = 'switch.test'
     const ISSUER = `http://${HOST}`
     let config: string
-    let issuer: RunningIssuer
+    let issuer: InProcessIssuer
 
     function writeTenant(algorithm: 'HS256' | 'RS256'): void {
       const provider = join(FIXTURES, 'basic', 'providers', 'users.mjs')
@@ -156,7 +156,7 @@ describe('keys and the tenant algorithm history', { timeout: 120_000 }, () => {
   })
 
   describe('a tenant RS256 from its first key', () => {
-    let issuer: RunningIssuer
+    let issuer: InProcessIssuer
     beforeAll(async () => {
       issuer = await startIssuer({
         databaseUrl: `sqlite:${join(tmp.dir, 'forgery.db')}`,

@@ -8,10 +8,10 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { KEY_POLL_INTERVAL_MS } from '../../src/issuer.js'
 import { send } from '../support/http.js'
+import { runCli } from '../support/cli.js'
 import { FIXTURES, JWT_SECRET, RS, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 import { rsAccessToken } from '../support/keys.js'
-import { runCli, startIssuerCli } from '../support/process.js'
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
 const CONFIG = join(FIXTURES, 'basic')
@@ -23,22 +23,22 @@ function env(vars: Record<string, string>): Record<string, string> {
   return { PATH: process.env.PATH ?? '', ...vars }
 }
 
-async function jwksKids(issuer: RunningIssuer): Promise<string[]> {
+async function jwksKids(issuer: InProcessIssuer): Promise<string[]> {
   const res = await send(issuer.url, { path: '/.well-known/jwks.json', host: RS.host })
   return (res.json as { keys: { kid: string }[] }).keys.map((key) => key.kid)
 }
 
-async function jwks(issuer: RunningIssuer): Promise<ReturnType<typeof createLocalJWKSet>> {
+async function jwks(issuer: InProcessIssuer): Promise<ReturnType<typeof createLocalJWKSet>> {
   const res = await send(issuer.url, { path: '/.well-known/jwks.json', host: RS.host })
   return createLocalJWKSet(res.json as Parameters<typeof createLocalJWKSet>[0])
 }
 
-function tokenFrom(issuer: RunningIssuer): Promise<string> {
+function tokenFrom(issuer: InProcessIssuer): Promise<string> {
   return rsAccessToken(issuer.url)
 }
 
 /** Polls the JWKS until it lists exactly `expected`; returns how long that took. */
-async function waitForJwks(issuer: RunningIssuer, expected: string[]): Promise<number> {
+async function waitForJwks(issuer: InProcessIssuer, expected: string[]): Promise<number> {
   const started = Date.now()
   // The poll interval plus room for a slow machine; the assertion below is the real bound.
   const deadline = started + KEY_POLL_INTERVAL_MS + 3_000
@@ -140,7 +140,7 @@ describe('tessera keys', { timeout: 90_000 }, () => {
   })
 
   describe('against a running issuer sharing the database', () => {
-    let issuer: RunningIssuer
+    let issuer: InProcessIssuer
     let vars: Record<string, string>
     let first: string
     let firstToken: string
@@ -306,7 +306,7 @@ describe('tessera keys', { timeout: 90_000 }, () => {
       expect(refused.stdout).not.toContain('tessera issuer listening')
       expect(refused.stderr).toContain('"rs"')
 
-      const dev = await startIssuerCli(vars, 'dev')
+      const dev = await startIssuer({ command: 'dev', env: vars })
       try {
         const about = dev.logs
           .filter((line) => line.startsWith('{'))
@@ -321,7 +321,7 @@ describe('tessera keys', { timeout: 90_000 }, () => {
         const jwks = await send(dev.url, { path: '/.well-known/jwks.json', host: RS.host })
         expect((jwks.json as { keys: unknown[] }).keys).toHaveLength(1)
       } finally {
-        await dev.stop()
+        await dev.close()
       }
     })
   })

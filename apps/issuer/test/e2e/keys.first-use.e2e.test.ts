@@ -45,7 +45,7 @@ function kidOf(body: unknown): string | undefined {
   return decodeProtectedHeader(access_token).kid
 }
 
-describe('RS256 keys made on first use (#15)', () => {
+describe('RS256 keys made on first use', () => {
   let tmp: ReturnType<typeof tempDir>
   beforeAll(() => {
     tmp = tempDir()

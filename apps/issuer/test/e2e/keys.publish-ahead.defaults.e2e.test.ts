@@ -20,9 +20,9 @@ import type { JWTHeaderParameters } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loopbackFetch } from '../support/fetch.js'
 import { basicAuth, postForm } from '../support/http.js'
+import { runCli } from '../support/cli.js'
 import { FIXTURES, JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
-import { runCli } from '../support/process.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 
 const WATCH_MS = 90_000
 /**
@@ -49,7 +49,7 @@ describe('publish ahead at the default settings', { timeout: 180_000 }, () => {
   const tmp = tempDir()
   const config = join(tmp.dir, 'config')
   const databaseUrl = `sqlite:${join(tmp.dir, 'tessera.db')}`
-  let issuer: RunningIssuer
+  let issuer: InProcessIssuer
 
   function writeTenant(name: string, algorithm: 'HS256' | 'RS256'): void {
     writeFileSync(

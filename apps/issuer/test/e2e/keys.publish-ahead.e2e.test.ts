@@ -12,10 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ADMIN_TOKEN, createAdminClient } from '../support/admin-api.js'
 import { eventually } from '../support/eventually.js'
 import { loopbackFetch } from '../support/fetch.js'
-import { FIXTURES, JWT_SECRET, RS, tempDir } from '../support/issuer.js'
+import { runCli } from '../support/cli.js'
+import { FIXTURES, JWT_SECRET, RS, startIssuer, tempDir } from '../support/issuer.js'
+import type { IssuerProcess } from '../support/issuer.js'
 import { rsAccessToken } from '../support/keys.js'
-import { runCli, startIssuerCli } from '../support/process.js'
-import type { IssuerCli } from '../support/process.js'
 
 const AHEAD_SECONDS = Number(process.env.PUBLISH_AHEAD_SECONDS ?? 8)
 /** Both verifiers may refetch this long after their last fetch: shorter than the delay. */
@@ -32,14 +32,14 @@ describe('keys published ahead of signing', { timeout: 120_000 }, () => {
     ADMIN_TOKEN,
     KEY_PUBLISH_AHEAD_SECONDS: String(AHEAD_SECONDS),
   }
-  let cli: IssuerCli
+  let cli: IssuerProcess
   const { call } = createAdminClient(() => cli.admin)
 
   beforeAll(async () => {
-    cli = await startIssuerCli(vars)
+    cli = await startIssuer({ command: 'dev', env: vars })
   })
   afterAll(async () => {
-    await cli?.stop()
+    await cli?.close()
     tmp.remove()
   })
 

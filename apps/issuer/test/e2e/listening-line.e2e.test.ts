@@ -2,8 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { send } from '../support/http.js'
-import { JWT_SECRET, tempDir } from '../support/issuer.js'
-import { startIssuerCli } from '../support/process.js'
+import { JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
 
 /** Writes `count` tenant files sharing one provider script; answers the directory. */
 function writeTenants(dir: string, count: number): string {
@@ -33,25 +32,31 @@ describe('the `tessera issuer listening` line', () => {
   }
 
   it('describes each of up to 100 tenants', async () => {
-    const issuer = await startIssuerCli({
-      JWT_SECRET,
-      TESSERA_CONFIG: writeTenants(join(tmp.dir, 'hundred'), 100),
-      DATABASE_URL: `sqlite:${tmp.dir}/hundred.db`,
+    const issuer = await startIssuer({
+      command: 'dev',
+      env: {
+        JWT_SECRET,
+        TESSERA_CONFIG: writeTenants(join(tmp.dir, 'hundred'), 100),
+        DATABASE_URL: `sqlite:${tmp.dir}/hundred.db`,
+      },
     })
     try {
       const line = listening(issuer.logs)
       expect(line.tenantCount).toBeUndefined()
       expect(line.tenants).toHaveLength(100)
     } finally {
-      await issuer.stop()
+      await issuer.close()
     }
   })
 
   it('past 100 tenants, gives their count and describes the first 100', async () => {
-    const issuer = await startIssuerCli({
-      JWT_SECRET,
-      TESSERA_CONFIG: writeTenants(join(tmp.dir, 'many'), 101),
-      DATABASE_URL: `sqlite:${tmp.dir}/many.db`,
+    const issuer = await startIssuer({
+      command: 'dev',
+      env: {
+        JWT_SECRET,
+        TESSERA_CONFIG: writeTenants(join(tmp.dir, 'many'), 101),
+        DATABASE_URL: `sqlite:${tmp.dir}/many.db`,
+      },
     })
     try {
       const line = listening(issuer.logs)
@@ -66,7 +71,7 @@ describe('the `tessera issuer listening` line', () => {
       })
       expect(response.status).toBe(200)
     } finally {
-      await issuer.stop()
+      await issuer.close()
     }
   })
 })

@@ -4,26 +4,20 @@ import type { Browser } from 'playwright-core'
 import { launchChromium } from '../support/chromium.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { postForm } from '../support/http.js'
-import { HS, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import { HS, useIssuer } from '../support/issuer.js'
 import { authorizePath, pkce, SPA } from '../support/oauth.js'
 
 const ARTIFACTS = fileURLToPath(new URL('../../test-results/', import.meta.url))
 
 describe('the login page in a real browser', () => {
-  let issuer: RunningIssuer
-  let tmp: ReturnType<typeof tempDir>
   let browser: Browser
 
+  const issuer = useIssuer()
   beforeAll(async () => {
-    tmp = tempDir()
-    issuer = await startIssuer({ databaseUrl: `sqlite:${tmp.dir}/tessera.db` })
     browser = await launchChromium('hs.test')
   })
   afterAll(async () => {
     await browser?.close()
-    await issuer.close()
-    tmp.remove()
   })
 
   it('signs in by typing the credentials and lands on the redirect with a code', async () => {

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { send } from '../support/http.js'
 import { useIssuer } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
 import { authorizePath, openLogin, pkce, submitLogin } from '../support/oauth.js'
 
 const HOST = 'hostile.test'
@@ -14,13 +13,10 @@ function expectOnlyThePagesMarkup(page: string): void {
   expect(page.match(/<strong>/g)).toHaveLength(2)
 }
 
-// Issue #12: the sign-in pages escape by construction; a client's name and a user's input reach
+// The sign-in pages escape by construction; a client's name and a user's input reach
 // them as text, over HTTP as a browser gets them.
 describe('the login page with hostile values', () => {
-  let issuer: RunningIssuer
-  useIssuer('hostile', (started) => {
-    issuer = started
-  })
+  const issuer = useIssuer({ config: 'hostile' })
 
   const request = () => ({
     response_type: 'code',

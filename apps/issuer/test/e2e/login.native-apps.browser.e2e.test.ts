@@ -1,13 +1,11 @@
 import { createServer } from 'node:http'
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { launchChromium } from '../support/chromium.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { postForm } from '../support/http.js'
-import { FIXTURES, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import { useIssuer } from '../support/issuer.js'
 import { authorizePath, pkce } from '../support/oauth.js'
 
 const HOST = 'native.test'
@@ -30,25 +28,18 @@ async function startCallbackServer(host: '127.0.0.1' | '::1'): Promise<{
   return { server, port: (server.address() as AddressInfo).port, received }
 }
 
-// Issue #11: the login page's CSP said `form-action 'self' null` for a private-use redirect, and
-// Chromium blocked the redirect after sign-in: the code was issued and never delivered.
+// Chromium applies the login page's CSP form-action to the redirect that follows sign-in, so a
+// form-action that misses the private-use or loopback redirect leaves the code issued and never
+// delivered.
 describe('native apps signing in through Chromium (RFC 8252)', () => {
-  let issuer: RunningIssuer
-  let tmp: ReturnType<typeof tempDir>
   let browser: Browser
 
+  const issuer = useIssuer({ config: 'native' })
   beforeAll(async () => {
-    tmp = tempDir()
-    issuer = await startIssuer({
-      databaseUrl: `sqlite:${tmp.dir}/tessera.db`,
-      config: join(FIXTURES, 'native'),
-    })
     browser = await launchChromium('native.test')
   })
   afterAll(async () => {
     await browser?.close()
-    await issuer.close()
-    tmp.remove()
   })
 
   /** Opens the login page for `redirectUri` and types alice's credentials, without submitting. */

@@ -18,9 +18,9 @@ import { decodeJwt, decodeProtectedHeader } from 'jose'
 import { afterAll, describe, expect, it } from 'vitest'
 import { postForm, send } from '../support/http.js'
 import { loopbackFetch } from '../support/fetch.js'
+import { runCli } from '../support/cli.js'
 import { FIXTURES, HS, JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
-import { runCli } from '../support/process.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 
 const HOUR = 3_600_000
 /** JWKS_GRACE_HOURS: the default, 2 × the default token lifetime of 2 h. */
@@ -88,10 +88,10 @@ describe('HS256 → RS256 migration under load (docs/migration.md)', () => {
       // Keys and switches sign at once here, each step checking the next token at once; the
       // keys.publish-ahead and keys.algorithm-switch e2e tests cover the wait.
       const vars = { KEY_PUBLISH_AHEAD_SECONDS: '0' }
-      const start = (): Promise<RunningIssuer> =>
+      const start = (): Promise<InProcessIssuer> =>
         startIssuer({ databaseUrl, config: configDir, clock, vars })
 
-      let issuer: RunningIssuer = await start()
+      let issuer: InProcessIssuer = await start()
       cleanups.push(() => issuer.close())
       /** Where the issuer listens; undefined while it restarts. */
       let issuerUrl: string | undefined = issuer.url
@@ -263,7 +263,7 @@ describe('HS256 → RS256 migration under load (docs/migration.md)', () => {
       }
       /**
        * The key that signs once the tenant was used and its background rotation, if any, has
-       * arrived: keys are made on first use, rotations in the background (#15).
+       * arrived: keys are made on first use, rotations in the background.
        */
       const activeKid = async (): Promise<string> => {
         await hsRing().ensureKey()

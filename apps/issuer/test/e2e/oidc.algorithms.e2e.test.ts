@@ -4,7 +4,6 @@ import { describe, expect, it } from 'vitest'
 import { loopbackFetch } from '../support/fetch.js'
 import { basicAuth, send } from '../support/http.js'
 import { JWT_SECRET, useIssuer } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
 import { OIDC_HS, OIDC_RS, signInOpenId } from '../support/oidc.js'
 import type { OidcTenant } from '../support/oidc.js'
 
@@ -19,10 +18,7 @@ async function refusal(promise: Promise<unknown>): Promise<string> {
 }
 
 describe('ID tokens are RS256 everywhere, access tokens keep their tenant algorithm', () => {
-  let issuer: RunningIssuer
-  useIssuer('oidc', (started) => {
-    issuer = started
-  })
+  const issuer = useIssuer({ config: 'oidc' })
 
   async function jwksKids(tenant: OidcTenant): Promise<{ kid: string; kty: string }[]> {
     const res = await send(issuer.url, { path: '/.well-known/jwks.json', host: tenant.host })

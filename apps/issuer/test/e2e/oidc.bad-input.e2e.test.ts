@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { postForm, send } from '../support/http.js'
 import type { HttpResponse } from '../support/http.js'
-import { FIXTURES, startIssuer, tempDir, useIssuer } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import { useIssuer } from '../support/issuer.js'
 import { pkce } from '../support/oauth.js'
 import {
   CookieJar,
@@ -23,10 +21,7 @@ import type { OidcClient, OidcTenant } from '../support/oidc.js'
 const T = OIDC_RS
 
 describe('OpenID Connect: bad input gets a clear error and changes nothing', () => {
-  let issuer: RunningIssuer
-  useIssuer('oidc', (started) => {
-    issuer = started
-  })
+  const issuer = useIssuer({ config: 'oidc' })
 
   /** A signed-in browser at client A of `tenant`, with its tokens. */
   function signedIn(tenant: OidcTenant = T) {
@@ -313,7 +308,7 @@ describe('OpenID Connect: bad input gets a clear error and changes nothing', () 
     async function signInOpenIdLess(challenge: string): Promise<string> {
       const url = openIdAuthorizeUrl(T, T.plain, challenge, {
         scope: 'read',
-        // Both mean nothing without openid: the form, as before.
+        // Both mean nothing without openid: the login form, as for any OAuth request.
         prompt: 'none',
         nonce: 'ignored without openid',
       })
@@ -325,21 +320,7 @@ describe('OpenID Connect: bad input gets a clear error and changes nothing', () 
 })
 
 describe('guessed session cookies are throttled like passwords', () => {
-  let issuer: RunningIssuer
-  let tmp: ReturnType<typeof tempDir>
-
-  beforeAll(async () => {
-    tmp = tempDir()
-    issuer = await startIssuer({
-      databaseUrl: `sqlite:${tmp.dir}/tessera.db`,
-      config: join(FIXTURES, 'oidc'),
-      vars: { PASSWORD_MAX_FAILURES_PER_ADDRESS: '3' },
-    })
-  })
-  afterAll(async () => {
-    await issuer.close()
-    tmp.remove()
-  })
+  const issuer = useIssuer({ config: 'oidc', vars: { PASSWORD_MAX_FAILURES_PER_ADDRESS: '3' } })
 
   it('clears each unknown cookie and counts it for the address; past the limit no cookie counts', async () => {
     const { jar } = await signInOpenId(issuer.url, T, T.a, { params: { nonce: 'n' } })

@@ -1,9 +1,7 @@
-import { join } from 'node:path'
 import type { Browser, BrowserContext } from 'playwright-core'
 import { launchChromium } from '../support/chromium.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { FIXTURES, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import { useIssuer } from '../support/issuer.js'
 import { pkce } from '../support/oauth.js'
 import { OIDC_RS, openIdAuthorizeUrl, redeemCode } from '../support/oidc.js'
 import type { OidcClient } from '../support/oidc.js'
@@ -11,24 +9,16 @@ import type { OidcClient } from '../support/oidc.js'
 const T = OIDC_RS
 
 describe('single sign-on in a real browser', () => {
-  let issuer: RunningIssuer
-  let tmp: ReturnType<typeof tempDir>
   let browser: Browser
   let port: string
 
+  const issuer = useIssuer({ config: 'oidc' })
   beforeAll(async () => {
-    tmp = tempDir()
-    issuer = await startIssuer({
-      databaseUrl: `sqlite:${tmp.dir}/tessera.db`,
-      config: join(FIXTURES, 'oidc'),
-    })
     port = new URL(issuer.url).port
     browser = await launchChromium(T.host)
   })
   afterAll(async () => {
     await browser?.close()
-    await issuer.close()
-    tmp.remove()
   })
 
   /** The tenant's URL as the browser reaches it: the issuer's port added. */

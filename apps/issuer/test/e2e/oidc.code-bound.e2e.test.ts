@@ -1,10 +1,9 @@
 import { join } from 'node:path'
 import { MAX_CODES_PER_SESSION_AND_CLIENT } from '@tessera/grants'
 import Database from 'better-sqlite3'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { postForm } from '../support/http.js'
-import { FIXTURES, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import { tempDir, useIssuer } from '../support/issuer.js'
 import { pkce } from '../support/oauth.js'
 import {
   OIDC_RS,
@@ -22,15 +21,8 @@ import type { CookieJar, OidcClient } from '../support/oidc.js'
 describe('GET /authorize with a live session: codes bounded per session and client', () => {
   const tmp = tempDir()
   const file = join(tmp.dir, 'tessera.db')
-  let issuer: RunningIssuer
-
-  beforeAll(async () => {
-    issuer = await startIssuer({ databaseUrl: `sqlite:${file}`, config: join(FIXTURES, 'oidc') })
-  })
-  afterAll(async () => {
-    await issuer.close()
-    tmp.remove()
-  })
+  afterAll(() => tmp.remove())
+  const issuer = useIssuer({ databaseUrl: `sqlite:${file}`, config: 'oidc' })
 
   /** Unconsumed codes of each client of the RS tenant, counted in the SQLite file. */
   function outstanding(): Record<string, number> {

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { send } from '../support/http.js'
 import { useIssuer } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
 import { OIDC_RS, signInOpenId } from '../support/oidc.js'
 
 // The origin of client A's redirect URI (http://localhost:9000/a/cb): a page there may call the
@@ -10,10 +9,7 @@ const ORIGIN = 'http://localhost:9000'
 const T = OIDC_RS
 
 describe('OpenID Connect endpoints and CORS', () => {
-  let issuer: RunningIssuer
-  useIssuer('oidc', (started) => {
-    issuer = started
-  })
+  const issuer = useIssuer({ config: 'oidc' })
 
   it('answers discovery to an allowed origin, GET and HEAD, and not to another', async () => {
     for (const method of ['GET', 'HEAD']) {

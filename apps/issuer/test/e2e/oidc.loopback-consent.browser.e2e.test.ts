@@ -7,7 +7,7 @@ import { launchChromium } from '../support/chromium.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { postForm } from '../support/http.js'
 import { FIXTURES, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 import { authorizePath, pkce } from '../support/oauth.js'
 
 const HOST = 'native.oidc.test'
@@ -17,7 +17,7 @@ const NATIVE = 'dddddddd-3333-4333-8333-333333333333'
 // the user's click. Real Chromium: sign in with the form, then a second request of the app shows
 // "Continue as Alice Liddell", and only the click delivers the code to the listener.
 describe('"Continue as …" for a loopback redirect URI in Chromium', () => {
-  let issuer: RunningIssuer
+  let issuer: InProcessIssuer
   let tmp: ReturnType<typeof tempDir>
   let browser: Browser
   let callback: Server

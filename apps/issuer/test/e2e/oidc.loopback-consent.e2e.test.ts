@@ -1,10 +1,8 @@
-import { join } from 'node:path'
 import { decodeJwt } from 'jose'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { postForm, send } from '../support/http.js'
 import type { HttpResponse } from '../support/http.js'
-import { FIXTURES, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import { useIssuer } from '../support/issuer.js'
 import { pkce, readLoginPage } from '../support/oauth.js'
 import { CookieJar, redirectOf, setCookie, signInWithForm, visit } from '../support/oidc.js'
 
@@ -33,19 +31,7 @@ function authorizeUrl(clientId: string, redirectUri: string, challenge: string, 
 // URI matches at any port (RFC 8252 §7.3). With a live session, a code for such a URI waits for
 // the signed-in user's click ("Continue as …") instead of going out silently.
 describe('GET /authorize with a live session and a loopback redirect URI', () => {
-  const tmp = tempDir()
-  let issuer: RunningIssuer
-
-  beforeAll(async () => {
-    issuer = await startIssuer({
-      databaseUrl: `sqlite:${tmp.dir}/tessera.db`,
-      config: join(FIXTURES, 'oidc-native'),
-    })
-  })
-  afterAll(async () => {
-    await issuer.close()
-    tmp.remove()
-  })
+  const issuer = useIssuer({ config: 'oidc-native' })
 
   /** A browser signed in as alice through the native app's form (a typed password: no page). */
   async function signedIn(): Promise<CookieJar> {

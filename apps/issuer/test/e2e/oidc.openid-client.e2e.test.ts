@@ -4,7 +4,6 @@ import { describe, expect, it } from 'vitest'
 import { loopbackFetch } from '../support/fetch.js'
 import { send } from '../support/http.js'
 import { useIssuer } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
 import {
   ALICE,
   atHash,
@@ -24,10 +23,7 @@ const SESSION_TTL_SECONDS = 8 * 3600
 const ACCESS_TOKEN_ONLY = ['scope', 'client_id', 'jti']
 
 describe.each([OIDC_RS, OIDC_HS])('OpenID Connect with openid-client, tenant $name', (tenant) => {
-  let issuer: RunningIssuer
-  useIssuer('oidc', (started) => {
-    issuer = started
-  })
+  const issuer = useIssuer({ config: 'oidc' })
 
   /** openid-client as the client's relying party, strict: it checks ID token signatures too. */
   function relyingParty(app: OidcClient): Promise<client.Configuration> {

@@ -5,30 +5,32 @@
  */
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { FIXTURES, JWT_SECRET, tempDir } from '../support/issuer.js'
-import { startIssuerCli } from '../support/process.js'
-import type { IssuerCli } from '../support/process.js'
+import { FIXTURES, JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
+import type { IssuerProcess } from '../support/issuer.js'
 import { CookieJar, OIDC_RS, signInOpenId, silentAuthorize } from '../support/oidc.js'
 
 const T = OIDC_RS
 const PARALLEL = 60
 
 describe('parallel single sign-on from one address', { timeout: 120_000 }, () => {
-  let issuer: IssuerCli
+  let issuer: IssuerProcess
   let tmp: ReturnType<typeof tempDir>
 
   beforeAll(async () => {
     tmp = tempDir()
     // A process of its own, so that the requests are not answered in the test's event loop.
-    issuer = await startIssuerCli({
-      JWT_SECRET,
-      TESSERA_CONFIG: join(FIXTURES, 'oidc'),
-      DATABASE_URL: `sqlite:${join(tmp.dir, 'tessera.db')}`,
-      PASSWORD_MAX_FAILURES_PER_ADDRESS: '10',
+    issuer = await startIssuer({
+      command: 'dev',
+      env: {
+        JWT_SECRET,
+        TESSERA_CONFIG: join(FIXTURES, 'oidc'),
+        DATABASE_URL: `sqlite:${join(tmp.dir, 'tessera.db')}`,
+        PASSWORD_MAX_FAILURES_PER_ADDRESS: '10',
+      },
     })
   })
   afterAll(async () => {
-    await issuer?.stop()
+    await issuer?.close()
     tmp?.remove()
   })
 

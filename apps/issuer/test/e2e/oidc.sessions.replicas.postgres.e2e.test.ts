@@ -9,7 +9,7 @@ import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { postForm } from '../support/http.js'
 import { FIXTURES, startIssuer } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 import { pkce } from '../support/oauth.js'
 import {
   CookieJar,
@@ -28,8 +28,8 @@ const HOUR = 3_600_000
 
 describe('OpenID sessions on two replicas sharing one PostgreSQL', { timeout: 120_000 }, () => {
   let database: TestDatabase
-  let one: RunningIssuer
-  let two: RunningIssuer
+  let one: InProcessIssuer
+  let two: InProcessIssuer
   // Both replicas read the same clock, which a test may move forward.
   let offset = 0
   const clock = () => Date.now() + offset

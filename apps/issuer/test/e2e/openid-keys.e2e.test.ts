@@ -8,12 +8,11 @@ import { KEY_POLL_INTERVAL_MS } from '../../src/issuer.js'
 import { ADMIN_TOKEN, createAdminClient, expectProblem } from '../support/admin-api.js'
 import { eventually } from '../support/eventually.js'
 import { basicAuth, postForm, send } from '../support/http.js'
+import { runCli } from '../support/cli.js'
 import { FIXTURES, JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
-import { runCli, startIssuerCli } from '../support/process.js'
-import type { IssuerCli } from '../support/process.js'
+import type { IssuerProcess, InProcessIssuer } from '../support/issuer.js'
 
-// Issue #14: an HS256 tenant with OpenID Connect clients keeps an RS256 key for its ID tokens.
+// An HS256 tenant with OpenID Connect clients keeps an RS256 key for its ID tokens.
 // Its access tokens stay HS256, and an ID token is never taken for an access token.
 const CONFIG = join(FIXTURES, 'openid')
 const OIDC = {
@@ -61,10 +60,10 @@ async function introspect(url: string, token: string): Promise<Record<string, un
   return res.json as Record<string, unknown>
 }
 
-describe('an HS256 tenant with OpenID Connect clients (#14)', { timeout: 120_000 }, () => {
+describe('an HS256 tenant with OpenID Connect clients', { timeout: 120_000 }, () => {
   const tmp = tempDir()
   const file = join(tmp.dir, 'tessera.db')
-  let issuer: RunningIssuer
+  let issuer: InProcessIssuer
   beforeAll(async () => {
     issuer = await startIssuer({ databaseUrl: `sqlite:${file}`, config: CONFIG })
   })
@@ -168,82 +167,78 @@ describe('an HS256 tenant with OpenID Connect clients (#14)', { timeout: 120_000
   })
 })
 
-describe(
-  'rotating and revoking the ID-token key of an HS256 tenant (#14)',
-  { timeout: 120_000 },
-  () => {
-    const tmp = tempDir()
-    const vars = {
-      JWT_SECRET,
-      TESSERA_CONFIG: CONFIG,
-      DATABASE_URL: `sqlite:${tmp.dir}/tessera.db`,
-      ADMIN_TOKEN,
-      // Rotated keys sign at once here; keys.publish-ahead.e2e.test.ts tests the wait.
-      KEY_PUBLISH_AHEAD_SECONDS: '0',
-    }
-    let cli: IssuerCli
-    const { call } = createAdminClient(() => cli.admin)
-    beforeAll(async () => {
-      cli = await startIssuerCli(vars)
-    })
-    afterAll(async () => {
-      await cli?.stop()
-      tmp.remove()
-    })
+describe('rotating and revoking the ID-token key of an HS256 tenant', { timeout: 120_000 }, () => {
+  const tmp = tempDir()
+  const vars = {
+    JWT_SECRET,
+    TESSERA_CONFIG: CONFIG,
+    DATABASE_URL: `sqlite:${tmp.dir}/tessera.db`,
+    ADMIN_TOKEN,
+    // Rotated keys sign at once here; keys.publish-ahead.e2e.test.ts tests the wait.
+    KEY_PUBLISH_AHEAD_SECONDS: '0',
+  }
+  let cli: IssuerProcess
+  const { call } = createAdminClient(() => cli.admin)
+  beforeAll(async () => {
+    cli = await startIssuer({ command: 'dev', env: vars })
+  })
+  afterAll(async () => {
+    await cli?.close()
+    tmp.remove()
+  })
 
-    it('rotates through the admin API and the CLI; refuses a tenant without OpenID clients', async () => {
-      const [first] = (await jwksOf(cli.url, OIDC.host)).keys.map((key) => key.kid)
-      const rotated = await call('POST', '/admin/tenants/oidc/keys/rotate')
-      expect(rotated.status).toBe(201)
-      const second = (rotated.json as { kid: string; retired: { kid: string }[] }).kid
-      expect(rotated.json).toMatchObject({ tenant: 'oidc', retired: [{ kid: first }] })
-      await eventually(
-        async () =>
-          expect((await jwksOf(cli.url, OIDC.host)).keys.map((key) => key.kid)).toEqual([
-            second,
-            first,
-          ]),
-        { timeoutMs: KEY_POLL_INTERVAL_MS + 5_000, intervalMs: 200 },
-      )
-      expect(decodeProtectedHeader(await passwordToken(cli.url)).alg).toBe('HS256')
+  it('rotates through the admin API and the CLI; refuses a tenant without OpenID clients', async () => {
+    const [first] = (await jwksOf(cli.url, OIDC.host)).keys.map((key) => key.kid)
+    const rotated = await call('POST', '/admin/tenants/oidc/keys/rotate')
+    expect(rotated.status).toBe(201)
+    const second = (rotated.json as { kid: string; retired: { kid: string }[] }).kid
+    expect(rotated.json).toMatchObject({ tenant: 'oidc', retired: [{ kid: first }] })
+    await eventually(
+      async () =>
+        expect((await jwksOf(cli.url, OIDC.host)).keys.map((key) => key.kid)).toEqual([
+          second,
+          first,
+        ]),
+      { timeoutMs: KEY_POLL_INTERVAL_MS + 5_000, intervalMs: 200 },
+    )
+    expect(decodeProtectedHeader(await passwordToken(cli.url)).alg).toBe('HS256')
 
-      const third = await runCli(['keys', 'rotate', '--tenant', 'oidc', '--dev'], vars)
-      expect(third.stderr).toBe('')
-      expect(third.status).toBe(0)
+    const third = await runCli(['keys', 'rotate', '--tenant', 'oidc', '--dev'], vars)
+    expect(third.stderr).toBe('')
+    expect(third.status).toBe(0)
 
-      const refused = expectProblem(
-        await call('POST', '/admin/tenants/plain/keys/rotate'),
-        409,
-        'tag:tessera.dev,2026:problem:not-rs256',
-      )
-      expect(refused.detail).toBe(
-        'tenant "plain" signs with HS256 and has no OpenID Connect clients, so it has no RS256 ' +
-          'key to rotate (set jwt_algorithm: RS256 to switch it)',
-      )
-      const plainCli = await runCli(['keys', 'rotate', '--tenant', 'plain', '--dev'], vars)
-      expect(plainCli.status).toBe(1)
-      expect(plainCli.stderr).toBe(`tessera keys: ${String(refused.detail)}\n`)
-      expect(await jwksOf(cli.url, PLAIN.host)).toEqual({ keys: [] })
-    })
+    const refused = expectProblem(
+      await call('POST', '/admin/tenants/plain/keys/rotate'),
+      409,
+      'tag:tessera.dev,2026:problem:not-rs256',
+    )
+    expect(refused.detail).toBe(
+      'tenant "plain" signs with HS256 and has no OpenID Connect clients, so it has no RS256 ' +
+        'key to rotate (set jwt_algorithm: RS256 to switch it)',
+    )
+    const plainCli = await runCli(['keys', 'rotate', '--tenant', 'plain', '--dev'], vars)
+    expect(plainCli.status).toBe(1)
+    expect(plainCli.stderr).toBe(`tessera keys: ${String(refused.detail)}\n`)
+    expect(await jwksOf(cli.url, PLAIN.host)).toEqual({ keys: [] })
+  })
 
-    it('replaces a revoked active ID-token key at once', async () => {
-      const list = await call('GET', '/admin/tenants/oidc/keys')
-      const active = (list.json as { keys: { kid: string; state: string }[] }).keys.filter(
-        (key) => key.state === 'active',
-      )
-      expect(active).toHaveLength(1)
-      const revoked = await call('POST', `/admin/tenants/oidc/keys/${active[0]!.kid}/revoke`)
-      expect(revoked.status).toBe(200)
-      const { newActiveKid } = revoked.json as { newActiveKid?: string }
-      expect(newActiveKid).toMatch(/^\d{4}-\d{2}-\d{2}\.\d+$/)
-      await eventually(
-        async () => {
-          const kids = (await jwksOf(cli.url, OIDC.host)).keys.map((key) => key.kid)
-          expect(kids[0]).toBe(newActiveKid)
-          expect(kids).not.toContain(active[0]!.kid)
-        },
-        { timeoutMs: KEY_POLL_INTERVAL_MS + 5_000, intervalMs: 200 },
-      )
-    })
-  },
-)
+  it('replaces a revoked active ID-token key at once', async () => {
+    const list = await call('GET', '/admin/tenants/oidc/keys')
+    const active = (list.json as { keys: { kid: string; state: string }[] }).keys.filter(
+      (key) => key.state === 'active',
+    )
+    expect(active).toHaveLength(1)
+    const revoked = await call('POST', `/admin/tenants/oidc/keys/${active[0]!.kid}/revoke`)
+    expect(revoked.status).toBe(200)
+    const { newActiveKid } = revoked.json as { newActiveKid?: string }
+    expect(newActiveKid).toMatch(/^\d{4}-\d{2}-\d{2}\.\d+$/)
+    await eventually(
+      async () => {
+        const kids = (await jwksOf(cli.url, OIDC.host)).keys.map((key) => key.kid)
+        expect(kids[0]).toBe(newActiveKid)
+        expect(kids).not.toContain(active[0]!.kid)
+      },
+      { timeoutMs: KEY_POLL_INTERVAL_MS + 5_000, intervalMs: 200 },
+    )
+  })
+})

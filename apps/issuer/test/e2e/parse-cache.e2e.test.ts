@@ -6,7 +6,7 @@ import Database from 'better-sqlite3'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { eventually } from '../support/eventually.js'
 import { postForm } from '../support/http.js'
-import { FIXTURES, startIssuer, tempDir, type RunningIssuer } from '../support/issuer.js'
+import { FIXTURES, startIssuer, tempDir, type InProcessIssuer } from '../support/issuer.js'
 
 const SECRET = 'e2e-parse-cache-key-encryption-secret-0123456789'
 const OTHER_SECRET = 'e2e-parse-cache-another-encryption-secret-987654'
@@ -50,7 +50,9 @@ function cacheCounts(logs: string[]): { hits: number; misses: number; unreadable
 }
 
 /** Waits until the issuer has stored what its load missed (a second after it), then closes it. */
-async function closeOnceSaved(running: RunningIssuer): Promise<{ added: number; pruned: number }> {
+async function closeOnceSaved(
+  running: InProcessIssuer,
+): Promise<{ added: number; pruned: number }> {
   try {
     const line = await eventually(() =>
       logLine(running.logs, 'parse results of tenant files stored'),
@@ -61,7 +63,7 @@ async function closeOnceSaved(running: RunningIssuer): Promise<{ added: number; 
   }
 }
 
-describe('parse results of tenant files kept in the database (#15)', () => {
+describe('parse results of tenant files kept in the database', () => {
   let tmp: ReturnType<typeof tempDir>
   let config: string
   let databaseUrl: string
@@ -154,7 +156,7 @@ describe('parse results of tenant files kept in the database (#15)', () => {
   })
 
   /** A start whose clock is a week and a minute ahead: the entries stored now are a week old. */
-  const startAWeekLater = (): Promise<RunningIssuer> =>
+  const startAWeekLater = (): Promise<InProcessIssuer> =>
     startIssuer({
       databaseUrl,
       config,

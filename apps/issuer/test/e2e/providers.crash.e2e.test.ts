@@ -8,9 +8,8 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { postForm } from '../support/http.js'
 import type { HttpResponse } from '../support/http.js'
-import { FIXTURES, JWT_SECRET, tempDir } from '../support/issuer.js'
-import { startIssuerCli } from '../support/process.js'
-import type { IssuerCli } from '../support/process.js'
+import { FIXTURES, JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
+import type { IssuerProcess } from '../support/issuer.js'
 
 /** Marks every password these tests send, so that the output can be searched for any of them. */
 const SECRET = 'Pw-3a9d51c7'
@@ -44,20 +43,23 @@ function passwordGrant(
 
 describe('provider scripts that try to end the process', { timeout: 120_000 }, () => {
   let tmp: ReturnType<typeof tempDir>
-  let issuer: IssuerCli
+  let issuer: IssuerProcess
 
   beforeAll(async () => {
     tmp = tempDir()
-    issuer = await startIssuerCli({
-      JWT_SECRET,
-      TESSERA_CONFIG: join(FIXTURES, 'crashing'),
-      DATABASE_URL: `sqlite:${join(tmp.dir, 'tessera.db')}`,
-      PASSWORD_MAX_FAILURES: '100',
-      PASSWORD_MAX_FAILURES_PER_ADDRESS: '100',
+    issuer = await startIssuer({
+      command: 'dev',
+      env: {
+        JWT_SECRET,
+        TESSERA_CONFIG: join(FIXTURES, 'crashing'),
+        DATABASE_URL: `sqlite:${join(tmp.dir, 'tessera.db')}`,
+        PASSWORD_MAX_FAILURES: '100',
+        PASSWORD_MAX_FAILURES_PER_ADDRESS: '100',
+      },
     })
   })
   afterAll(async () => {
-    await issuer?.stop()
+    await issuer?.close()
     tmp?.remove()
   })
 
@@ -136,7 +138,7 @@ describe('provider scripts that try to end the process', { timeout: 120_000 }, (
 
   it('never writes a password to stdout or stderr, and still stops cleanly on SIGTERM', async () => {
     await expectCalmServed()
-    await issuer.stop()
+    await issuer.close()
     expect(issuer.child.exitCode).toBe(0)
     const output = issuer.logs.join('\n')
     expect(output).toContain('"msg":"stopped"')

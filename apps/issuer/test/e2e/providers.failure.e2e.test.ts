@@ -1,14 +1,13 @@
 /**
- * Provider scripts that fail (issue #11, item 6): a real `tessera dev` process whose provider
+ * Provider scripts that fail: a real `tessera dev` process whose provider
  * hangs, answers late, throws or answers garbage, driven over HTTP through /token and the login
  * form, with the process's own log lines checked.
  */
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { HttpResponse } from '../support/http.js'
-import { JWT_SECRET, tempDir } from '../support/issuer.js'
-import { startIssuerCli } from '../support/process.js'
-import type { IssuerCli } from '../support/process.js'
+import { JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
+import type { IssuerProcess } from '../support/issuer.js'
 import {
   openScriptedLogin,
   passwordGrant,
@@ -43,22 +42,25 @@ const MALFORMED: [mode: string, reason: string][] = [
   ['string-answer', 'answered a malformed value: the answer is not { sub, claims? } or null'],
 ]
 
-describe('provider scripts that fail (issue #11)', { timeout: 120_000 }, () => {
+describe('provider scripts that fail', { timeout: 120_000 }, () => {
   let tmp: ReturnType<typeof tempDir>
-  let issuer: IssuerCli
+  let issuer: IssuerProcess
 
   beforeAll(async () => {
     tmp = tempDir()
-    issuer = await startIssuerCli({
-      JWT_SECRET,
-      TESSERA_CONFIG: SCRIPTED_CONFIG,
-      DATABASE_URL: `sqlite:${join(tmp.dir, 'tessera.db')}`,
-      PROVIDER_TIMEOUT_MS: String(TIMEOUT_MS),
-      PASSWORD_MAX_FAILURES: '3',
+    issuer = await startIssuer({
+      command: 'dev',
+      env: {
+        JWT_SECRET,
+        TESSERA_CONFIG: SCRIPTED_CONFIG,
+        DATABASE_URL: `sqlite:${join(tmp.dir, 'tessera.db')}`,
+        PROVIDER_TIMEOUT_MS: String(TIMEOUT_MS),
+        PASSWORD_MAX_FAILURES: '3',
+      },
     })
   })
   afterAll(async () => {
-    await issuer?.stop()
+    await issuer?.close()
     tmp?.remove()
   })
 

@@ -2,15 +2,15 @@ import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { postForm, send } from '../support/http.js'
 import { HS, RS, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 import { authorizePath, pkce, SPA } from '../support/oauth.js'
 
-// Issue #11: behind TRUST_PROXY=n proxies, the client address is the n-th X-Forwarded-For entry
+// Behind TRUST_PROXY=n proxies, the client address is the n-th X-Forwarded-For entry
 // from the right, and host and protocol are the nearest proxy's; what the client itself wrote
 // further left changes nothing.
-describe('TRUST_PROXY (issue #11)', () => {
+describe('TRUST_PROXY', () => {
   const tmp = tempDir()
-  const issuers: Record<string, RunningIssuer> = {}
+  const issuers: Record<string, InProcessIssuer> = {}
 
   beforeAll(async () => {
     const vars = { PASSWORD_MAX_FAILURES: '100', PASSWORD_MAX_FAILURES_PER_ADDRESS: '3' }
@@ -28,7 +28,7 @@ describe('TRUST_PROXY (issue #11)', () => {
 
   const forged = (): string => `10.${randomBytes(3).join('.')}`
 
-  function guess(issuer: RunningIssuer, username: string, forwardedFor: string) {
+  function guess(issuer: InProcessIssuer, username: string, forwardedFor: string) {
     return postForm(
       issuer.url,
       HS.host,
@@ -87,7 +87,7 @@ describe('TRUST_PROXY (issue #11)', () => {
     expect((await guess(issuer, 'userX', forged())).status).toBe(429)
   })
 
-  const metadataIssuer = async (issuer: RunningIssuer, host: string, forwarded?: string) => {
+  const metadataIssuer = async (issuer: InProcessIssuer, host: string, forwarded?: string) => {
     const res = await send(issuer.url, {
       path: '/.well-known/oauth-authorization-server',
       host,
@@ -124,7 +124,7 @@ describe('TRUST_PROXY (issue #11)', () => {
       code_challenge: challenge,
       code_challenge_method: 'S256',
     })
-    const cookieOf = async (issuer: RunningIssuer, proto: string) => {
+    const cookieOf = async (issuer: InProcessIssuer, proto: string) => {
       const res = await send(issuer.url, {
         path,
         host: HS.host,

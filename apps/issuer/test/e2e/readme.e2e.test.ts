@@ -3,10 +3,9 @@ import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readRepoFile, REPO } from '../deploy/manifests.js'
 import { send } from '../support/http.js'
-import { JWT_SECRET, tempDir } from '../support/issuer.js'
+import { JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
+import type { IssuerProcess } from '../support/issuer.js'
 import { readLoginPage } from '../support/oauth.js'
-import { startIssuerCli } from '../support/process.js'
-import type { IssuerCli } from '../support/process.js'
 
 // The README's walk-through, run as written against the example tenants: its curl commands go
 // to the issuer on a free port (curl's --connect-to keeps the Host the README names), and what
@@ -58,19 +57,22 @@ function expectAsShown(actual: unknown, shown: Record<string, unknown>): void {
 describe('README walk-through', () => {
   const blocks = walkThroughBlocks()
   const data = tempDir()
-  let issuer: IssuerCli
+  let issuer: IssuerProcess
   let port: string
 
   beforeAll(async () => {
-    issuer = await startIssuerCli({
-      JWT_SECRET,
-      TESSERA_CONFIG: `${REPO}examples`,
-      DATABASE_URL: `sqlite:${data.dir}/t.db`,
+    issuer = await startIssuer({
+      command: 'dev',
+      env: {
+        JWT_SECRET,
+        TESSERA_CONFIG: `${REPO}examples`,
+        DATABASE_URL: `sqlite:${data.dir}/t.db`,
+      },
     })
     port = new URL(issuer.url).port
   })
   afterAll(async () => {
-    await issuer?.stop()
+    await issuer?.close()
     data.remove()
   })
 

@@ -1,13 +1,10 @@
-import { spawn } from 'node:child_process'
 import { cpSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { decodeProtectedHeader } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eventually } from '../support/eventually.js'
 import { postForm, send } from '../support/http.js'
 import { FIXTURES, HS, JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
-
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
 
 function passwordToken(url: string, host = HS.host) {
   return postForm(url, host, {
@@ -83,7 +80,7 @@ describe('configuration reload', () => {
           .replace('hosts: [rs.test]', 'hosts: [hs.test]'),
       )
       expect(await issuer.issuer.reload()).toBe(false)
-      const refusal = issuer.logs.slice(lines).join('')
+      const refusal = issuer.logs.slice(lines).join('\n')
       expect(refusal).toContain('configuration refused in part')
       expect(refusal).toMatch(/tenants\.yaml:\d+: config\.clients\.0\.client_id: /)
       expect(refusal).toMatch(/tenants\.yaml:\d+: spec\.hosts\.0: /)
@@ -99,40 +96,24 @@ describe('configuration reload', () => {
 
   it('reloads a running `tessera dev` on SIGHUP and on a change under the config directory', async () => {
     const original = readFileSync(tenantsFile(), 'utf8')
-    const child = spawn(process.execPath, [CLI, 'dev', '--port', '0'], {
+    const dev = await startIssuer({
+      command: 'dev',
+      args: ['--port', '0'],
       env: {
-        PATH: process.env.PATH ?? '',
         JWT_SECRET,
         TESSERA_CONFIG: config,
         DATABASE_URL: `sqlite:${tmp.dir}/dev.db`,
         ADMIN_PORT: '0',
       },
     })
-    let stdout = ''
-    const waitFor = (text: string, from: number): Promise<void> =>
-      new Promise((resolve, reject) => {
-        const check = (): void => {
-          if (stdout.indexOf(text, from) >= 0) {
-            child.stdout.off('data', check)
-            clearTimeout(timer)
-            resolve()
-          }
-        }
-        const timer = setTimeout(() => reject(new Error(`no "${text}" in: ${stdout}`)), 10_000)
-        child.stdout.on('data', check)
-        check()
-      })
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString()
-    })
+    const waitFor = (text: string, from: number) =>
+      eventually(() => expect(dev.logs.slice(from).join('\n')).toContain(text))
     try {
-      await waitFor('tessera issuer listening', 0)
-      const line = stdout.split('\n').find((l) => l.includes('tessera issuer listening'))!
-      const url = (JSON.parse(line) as { url: string }).url
+      const url = dev.url
       expect((await passwordToken(url, 'new.test')).status).toBe(404)
 
       // A change on disk: a new host for hs.
-      let mark = stdout.length
+      let mark = dev.logs.length
       writeFileSync(
         tenantsFile(),
         original.replace(
@@ -146,13 +127,13 @@ describe('configuration reload', () => {
       // SIGHUP after the file went back (the watcher may reload first; either way it converges).
       writeFileSync(tenantsFile(), original)
       await new Promise((resolve) => setTimeout(resolve, 400))
-      mark = stdout.length
-      child.kill('SIGHUP')
+      mark = dev.logs.length
+      dev.child.kill('SIGHUP')
       await waitFor('configuration reloaded', mark)
       expect((await passwordToken(url, 'new.test')).status).toBe(404)
     } finally {
       writeFileSync(tenantsFile(), original)
-      child.kill('SIGTERM')
+      await dev.close()
     }
   })
 })

@@ -6,7 +6,7 @@ import type { TenantRuntime } from '../../src/tenants/runtime.js'
 import { eventually } from '../support/eventually.js'
 import { postForm } from '../support/http.js'
 import { startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 
 // Enough files that reading them all is clearly slower than reading one, few enough to start in
 // a couple of seconds on a busy machine.
@@ -49,7 +49,7 @@ function passwordToken(url: string, index: number, at = host(index)) {
 }
 
 /** An issuer on SQLite in `dir`, serving the tenant files under `config` and watching them. */
-function startWatching(dir: string, config: string): Promise<RunningIssuer> {
+function startWatching(dir: string, config: string): Promise<InProcessIssuer> {
   return startIssuer({
     databaseUrl: `sqlite:${dir}/tessera.db`,
     config,
@@ -59,17 +59,13 @@ function startWatching(dir: string, config: string): Promise<RunningIssuer> {
 }
 
 /** The tenants `issuer` serves, by name. */
-function runtimesOf(issuer: RunningIssuer): Map<string, TenantRuntime> {
+function runtimesOf(issuer: InProcessIssuer): Map<string, TenantRuntime> {
   return new Map(issuer.issuer.registry.all().map((runtime) => [runtime.tenant.name, runtime]))
 }
 
 /** The log lines from `from` on, parsed. */
-function entries(issuer: RunningIssuer, from: number): { msg: string; time: number }[] {
-  return issuer.logs
-    .slice(from)
-    .flatMap((chunk) => chunk.split('\n'))
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as { msg: string; time: number })
+function entries(issuer: InProcessIssuer, from: number): { msg: string; time: number }[] {
+  return issuer.logs.slice(from).map((line) => JSON.parse(line) as { msg: string; time: number })
 }
 
 describe('reloading tenant files one by one, among thousands', () => {
@@ -143,7 +139,7 @@ describe('reloading tenant files one by one, among thousands', () => {
       expect(now.get(name(4))).toBe(kept.get(name(4)))
       expect((await passwordToken(issuer.url, 4)).status).toBe(200)
       expect((await passwordToken(issuer.url, 4, 'refused.test')).status).toBe(404)
-      const logged = issuer.logs.slice(mark).join('')
+      const logged = issuer.logs.slice(mark).join('\n')
       expect(logged).toContain('configuration refused in part')
       expect(logged).toMatch(
         /tenants\/t0004\.yaml:6: config\.clients\.0\.client_id: must be a UUID/,
@@ -243,7 +239,7 @@ describe('reloading a ConfigMap volume', () => {
         PROVIDER.replace('alice-password', 'changed'),
       )
       await eventually(async () => {
-        expect((await passwordToken(issuer.url, 0)).status, issuer.logs.join('')).toBe(400)
+        expect((await passwordToken(issuer.url, 0)).status, issuer.logs.join('\n')).toBe(400)
       })
       expect(issuer.issuer.registry.byHost(host(0))).not.toBe(before)
     } finally {

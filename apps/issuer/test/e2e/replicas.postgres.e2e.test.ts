@@ -1,5 +1,5 @@
 /**
- * Several replicas on one PostgreSQL (issue #6): real `tessera dev` processes
+ * Several replicas on one PostgreSQL: real `tessera dev` processes
  * on different ports sharing a database created for this file, exercised over HTTP on loopback.
  */
 import { join } from 'node:path'
@@ -10,12 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { KEY_POLL_INTERVAL_MS } from '../../src/issuer.js'
 import { postForm, send } from '../support/http.js'
 import type { HttpResponse } from '../support/http.js'
+import { runCli } from '../support/cli.js'
 import { FIXTURES, JWT_SECRET, RS, startIssuer } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { IssuerProcess, InProcessIssuer } from '../support/issuer.js'
 import { rsAccessToken, rsTokenKid } from '../support/keys.js'
 import { openLogin, pkce, signIn, submitLogin } from '../support/oauth.js'
-import { runCli, startIssuerCli } from '../support/process.js'
-import type { IssuerCli } from '../support/process.js'
 
 // The replicas listen on different ports: their tenant names its port so they share one `iss`.
 const CONFIG = join(FIXTURES, 'replicas')
@@ -23,7 +22,7 @@ const ISSUER = 'http://rs.test:8443'
 const REDIRECT_URI = 'http://localhost:9000/cb'
 
 /** Whatever serves HTTP: a CLI process or an in-process issuer. */
-type Replica = Pick<IssuerCli, 'url'>
+type Replica = Pick<IssuerProcess, 'url'>
 
 interface Jwks {
   keys: { kid: string }[]
@@ -75,17 +74,20 @@ async function verifyAt(replica: Replica, token: string): Promise<void> {
 describe('two replicas sharing one PostgreSQL', { timeout: 120_000 }, () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>
   let vars: Record<string, string>
-  let a: IssuerCli
-  let b: IssuerCli
+  let a: IssuerProcess
+  let b: IssuerProcess
 
   beforeAll(async () => {
     database = await createTestDatabase()
     vars = { JWT_SECRET, TESSERA_CONFIG: CONFIG, DATABASE_URL: database.url }
     // Started together on an empty database: both run its migrations and both want today's key.
-    ;[a, b] = await Promise.all([startIssuerCli(vars), startIssuerCli(vars)])
+    ;[a, b] = await Promise.all([
+      startIssuer({ command: 'dev', env: vars }),
+      startIssuer({ command: 'dev', env: vars }),
+    ])
   })
   afterAll(async () => {
-    await Promise.all([a?.stop(), b?.stop()])
+    await Promise.all([a?.close(), b?.close()])
     await database?.drop()
   })
 
@@ -109,7 +111,7 @@ describe('two replicas sharing one PostgreSQL', { timeout: 120_000 }, () => {
     await verifyAt(a, accessToken)
   })
 
-  it('takes at one replica the login form the other showed, once (issue #11)', async () => {
+  it('takes at one replica the login form the other showed, once', async () => {
     const request = {
       response_type: 'code',
       client_id: RS.client,
@@ -188,7 +190,7 @@ describe('two replicas sharing one PostgreSQL', { timeout: 120_000 }, () => {
     expect(rotated.status).toBe(0)
     const started = Date.now()
     const deadline = started + KEY_POLL_INTERVAL_MS + 5_000
-    const newKid = async (replica: IssuerCli): Promise<string | undefined> =>
+    const newKid = async (replica: IssuerProcess): Promise<string | undefined> =>
       (await jwks(replica)).keys.map((key) => key.kid).find((kid) => !before.includes(kid))
     let kids = await Promise.all([newKid(a), newKid(b)])
     while (kids.some((kid) => kid === undefined) && Date.now() < deadline) {
@@ -241,16 +243,19 @@ describe('two replicas sharing one PostgreSQL', { timeout: 120_000 }, () => {
 
 describe('a replica killed mid-load', { timeout: 120_000 }, () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>
-  let doomed: IssuerCli
-  let survivor: IssuerCli
+  let doomed: IssuerProcess
+  let survivor: IssuerProcess
 
   beforeAll(async () => {
     database = await createTestDatabase()
     const vars = { JWT_SECRET, TESSERA_CONFIG: CONFIG, DATABASE_URL: database.url }
-    ;[doomed, survivor] = await Promise.all([startIssuerCli(vars), startIssuerCli(vars)])
+    ;[doomed, survivor] = await Promise.all([
+      startIssuer({ command: 'dev', env: vars }),
+      startIssuer({ command: 'dev', env: vars }),
+    ])
   })
   afterAll(async () => {
-    await Promise.all([doomed?.kill(), survivor?.stop()])
+    await Promise.all([doomed?.kill(), survivor?.close()])
     await database?.drop()
   })
 
@@ -337,7 +342,7 @@ describe('a replica killed mid-load', { timeout: 120_000 }, () => {
 describe('PostgreSQL going away under a running issuer', { timeout: 60_000 }, () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>
   let proxy: TcpProxy
-  let issuer: RunningIssuer
+  let issuer: InProcessIssuer
 
   beforeAll(async () => {
     database = await createTestDatabase()
@@ -378,7 +383,7 @@ describe('PostgreSQL going away under a running issuer', { timeout: 60_000 }, ()
     const again = await refresh(replica, token)
     expect(again.status).toBe(200)
     expect((await send(issuer.url, { path: '/readyz', host: 'probe' })).status).toBe(200)
-    const log = issuer.logs.join('')
+    const log = issuer.logs.join('\n')
     expect(log).toContain('"msg":"database unavailable"')
     expect(log).not.toContain('db-password-never-logged')
     expect(log).not.toContain(token)

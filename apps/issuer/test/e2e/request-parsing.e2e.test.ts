@@ -1,29 +1,16 @@
 import { request as httpRequest } from 'node:http'
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { basicAuth, send } from '../support/http.js'
 import type { HttpRequest, HttpResponse } from '../support/http.js'
-import { HS, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import { HS, startIssuer, useIssuer } from '../support/issuer.js'
 import { authorizePath, pkce, SPA } from '../support/oauth.js'
 
-// Issue #11, item 8: bodies are read by a maintained reader that decodes gzip, deflate and br,
+// Bodies are read by a maintained reader that decodes gzip, deflate and br,
 // applies MAX_BODY_BYTES to the decoded size, and refuses other codings and charsets; a JSON
 // body with a repeated name is refused like a repeated form field.
-describe('request bodies over HTTP (issue #11)', () => {
-  let issuer: RunningIssuer
-  const tmp = tempDir()
-
-  beforeAll(async () => {
-    issuer = await startIssuer({
-      databaseUrl: `sqlite:${tmp.dir}/tessera.db`,
-      vars: { MAX_BODY_BYTES: '4096' },
-    })
-  })
-  afterAll(async () => {
-    await issuer.close()
-    tmp.remove()
-  })
+describe('request bodies over HTTP', () => {
+  const issuer = useIssuer({ vars: { MAX_BODY_BYTES: '4096' } })
 
   const grant = {
     grant_type: 'password',
@@ -206,8 +193,8 @@ describe('request bodies over HTTP (issue #11)', () => {
   })
 })
 
-// Issue #11, item 7: browsers must not guess a type other than the declared one.
-describe('X-Content-Type-Options on the tenants’ port (issue #11)', () => {
+// Browsers must not guess a type other than the declared one.
+describe('X-Content-Type-Options on the tenants’ port', () => {
   it('is nosniff on every response: pages, JSON, errors, 404s, 405s, HEAD', async () => {
     const issuer = await startIssuer({ databaseUrl: 'memory:' })
     try {

@@ -1,14 +1,13 @@
 /**
- * Password throttling that parallel requests cannot get around (issue #11, item 1): a real
+ * Password throttling that parallel requests cannot get around: a real
  * `tessera dev` process on an SQLite file, a provider script that counts the calls reaching it,
  * and 100 requests in flight at once.
  */
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { HttpResponse } from '../support/http.js'
-import { JWT_SECRET, tempDir } from '../support/issuer.js'
-import { startIssuerCli } from '../support/process.js'
-import type { IssuerCli } from '../support/process.js'
+import { JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
+import type { IssuerProcess } from '../support/issuer.js'
 import {
   openScriptedLogin,
   passwordGrant,
@@ -27,26 +26,29 @@ function statuses(responses: HttpResponse[]): Record<number, number> {
   return counts
 }
 
-describe('password throttling under parallel requests (issue #11)', { timeout: 120_000 }, () => {
+describe('password throttling under parallel requests', { timeout: 120_000 }, () => {
   let tmp: ReturnType<typeof tempDir>
   let calls: string
-  let issuer: IssuerCli
+  let issuer: IssuerProcess
 
   beforeAll(async () => {
     tmp = tempDir()
     calls = join(tmp.dir, 'calls.log')
-    issuer = await startIssuerCli({
-      JWT_SECRET,
-      TESSERA_CONFIG: SCRIPTED_CONFIG,
-      DATABASE_URL: `sqlite:${join(tmp.dir, 'tessera.db')}`,
-      PASSWORD_MAX_FAILURES: String(MAX_FAILURES),
-      // Every request of this file comes from 127.0.0.1; the per-address test has its own issuer.
-      PASSWORD_MAX_FAILURES_PER_ADDRESS: '100000',
-      PROVIDER_CALLS_FILE: calls,
+    issuer = await startIssuer({
+      command: 'dev',
+      env: {
+        JWT_SECRET,
+        TESSERA_CONFIG: SCRIPTED_CONFIG,
+        DATABASE_URL: `sqlite:${join(tmp.dir, 'tessera.db')}`,
+        PASSWORD_MAX_FAILURES: String(MAX_FAILURES),
+        // Every request of this file comes from 127.0.0.1; the per-address test has its own issuer.
+        PASSWORD_MAX_FAILURES_PER_ADDRESS: '100000',
+        PROVIDER_CALLS_FILE: calls,
+      },
     })
   })
   afterAll(async () => {
-    await issuer?.stop()
+    await issuer?.close()
     tmp?.remove()
   })
 
@@ -112,26 +114,29 @@ describe('password throttling under parallel requests (issue #11)', { timeout: 1
   })
 })
 
-describe('per-address throttling under parallel requests (issue #11)', { timeout: 120_000 }, () => {
+describe('per-address throttling under parallel requests', { timeout: 120_000 }, () => {
   const perAddress = 10
   let tmp: ReturnType<typeof tempDir>
   let calls: string
-  let issuer: IssuerCli
+  let issuer: IssuerProcess
 
   beforeAll(async () => {
     tmp = tempDir()
     calls = join(tmp.dir, 'calls.log')
-    issuer = await startIssuerCli({
-      JWT_SECRET,
-      TESSERA_CONFIG: SCRIPTED_CONFIG,
-      DATABASE_URL: `sqlite:${join(tmp.dir, 'tessera.db')}`,
-      PASSWORD_MAX_FAILURES: String(MAX_FAILURES),
-      PASSWORD_MAX_FAILURES_PER_ADDRESS: String(perAddress),
-      PROVIDER_CALLS_FILE: calls,
+    issuer = await startIssuer({
+      command: 'dev',
+      env: {
+        JWT_SECRET,
+        TESSERA_CONFIG: SCRIPTED_CONFIG,
+        DATABASE_URL: `sqlite:${join(tmp.dir, 'tessera.db')}`,
+        PASSWORD_MAX_FAILURES: String(MAX_FAILURES),
+        PASSWORD_MAX_FAILURES_PER_ADDRESS: String(perAddress),
+        PROVIDER_CALLS_FILE: calls,
+      },
     })
   })
   afterAll(async () => {
-    await issuer?.stop()
+    await issuer?.close()
     tmp?.remove()
   })
 

@@ -11,10 +11,9 @@ import type { Browser } from 'playwright-core'
 import { launchChromium } from '../support/chromium.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { HttpResponse } from '../support/http.js'
-import { HS, JWT_SECRET, tempDir } from '../support/issuer.js'
+import { HS, JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
+import type { IssuerProcess } from '../support/issuer.js'
 import { authorizePath, pkce, SPA } from '../support/oauth.js'
-import { startIssuerCli } from '../support/process.js'
-import type { IssuerCli } from '../support/process.js'
 import {
   openScriptedLogin,
   passwordGrant,
@@ -37,23 +36,26 @@ function statuses(responses: readonly { status: number }[]): Record<number, numb
 describe('parallel sign-ins with the right password', { timeout: 120_000 }, () => {
   let tmp: ReturnType<typeof tempDir>
   let calls: string
-  let issuer: IssuerCli
+  let issuer: IssuerProcess
   let browser: Browser | undefined
 
   beforeAll(async () => {
     tmp = tempDir()
     calls = join(tmp.dir, 'calls.log')
-    issuer = await startIssuerCli({
-      JWT_SECRET,
-      TESSERA_CONFIG: SCRIPTED_CONFIG,
-      DATABASE_URL: `sqlite:${join(tmp.dir, 'tessera.db')}`,
-      PASSWORD_MAX_FAILURES: String(MAX_FAILURES),
-      PROVIDER_CALLS_FILE: calls,
+    issuer = await startIssuer({
+      command: 'dev',
+      env: {
+        JWT_SECRET,
+        TESSERA_CONFIG: SCRIPTED_CONFIG,
+        DATABASE_URL: `sqlite:${join(tmp.dir, 'tessera.db')}`,
+        PASSWORD_MAX_FAILURES: String(MAX_FAILURES),
+        PROVIDER_CALLS_FILE: calls,
+      },
     })
   })
   afterAll(async () => {
     await browser?.close()
-    await issuer?.stop()
+    await issuer?.close()
     tmp?.remove()
   })
 
@@ -123,22 +125,25 @@ describe(
   { timeout: 60_000 },
   () => {
     let tmp: ReturnType<typeof tempDir>
-    let issuer: IssuerCli
+    let issuer: IssuerProcess
     let file: string
 
     beforeAll(async () => {
       tmp = tempDir()
       file = join(tmp.dir, 'tessera.db')
-      issuer = await startIssuerCli({
-        JWT_SECRET,
-        TESSERA_CONFIG: SCRIPTED_CONFIG,
-        DATABASE_URL: `sqlite:${file}`,
-        PASSWORD_MAX_FAILURES: String(MAX_FAILURES),
-        PROVIDER_TIMEOUT_MS: '500',
+      issuer = await startIssuer({
+        command: 'dev',
+        env: {
+          JWT_SECRET,
+          TESSERA_CONFIG: SCRIPTED_CONFIG,
+          DATABASE_URL: `sqlite:${file}`,
+          PASSWORD_MAX_FAILURES: String(MAX_FAILURES),
+          PROVIDER_TIMEOUT_MS: '500',
+        },
       })
     })
     afterAll(async () => {
-      await issuer?.stop()
+      await issuer?.close()
       tmp?.remove()
     })
 

@@ -2,9 +2,8 @@ import { connect } from 'node:net'
 import type { Socket } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { FIXTURES, HS, JWT_SECRET, tempDir } from '../support/issuer.js'
-import { startIssuerCli } from '../support/process.js'
-import type { IssuerCli } from '../support/process.js'
+import { FIXTURES, HS, JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
+import type { IssuerProcess } from '../support/issuer.js'
 
 /** A raw TCP connection to `url`, collecting what the server sends and when it closes. */
 async function open(url: string): Promise<{
@@ -35,23 +34,26 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-// Issue #11: Node's defaults let a client hold a socket for 300 s with a request it never
+// Node's defaults let a client hold a socket for 300 s with a request it never
 // finishes; the CLI's listeners cut such clients off within 30 s. One process, three clients
 // at once, so the test lasts as long as the longest timeout.
-describe('server timeouts (issue #11)', () => {
+describe('server timeouts', () => {
   const tmp = tempDir()
-  let cli: IssuerCli
+  let cli: IssuerProcess
 
   beforeAll(async () => {
-    cli = await startIssuerCli({
-      JWT_SECRET,
-      TESSERA_CONFIG: join(FIXTURES, 'basic'),
-      DATABASE_URL: `sqlite:${tmp.dir}/tessera.db`,
-      ADMIN_PORT: '0',
+    cli = await startIssuer({
+      command: 'dev',
+      env: {
+        JWT_SECRET,
+        TESSERA_CONFIG: join(FIXTURES, 'basic'),
+        DATABASE_URL: `sqlite:${tmp.dir}/tessera.db`,
+        ADMIN_PORT: '0',
+      },
     })
   })
   afterAll(async () => {
-    await cli.stop()
+    await cli.close()
     tmp.remove()
   })
 

@@ -1,26 +1,13 @@
 import { jwtVerify } from 'jose'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { basicAuth, postForm } from '../support/http.js'
-import { HS, JWT_SECRET, RS, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import { HS, JWT_SECRET, RS, useIssuer } from '../support/issuer.js'
 import { pkce, SECOND_APP, signIn, SPA } from '../support/oauth.js'
 
 describe('POST /token (authorization_code)', () => {
-  let issuer: RunningIssuer
-  let tmp: ReturnType<typeof tempDir>
   const clock = { now: Date.UTC(2026, 10, 22, 12) }
 
-  beforeAll(async () => {
-    tmp = tempDir()
-    issuer = await startIssuer({
-      databaseUrl: `sqlite:${tmp.dir}/tessera.db`,
-      clock: () => clock.now,
-    })
-  })
-  afterAll(async () => {
-    await issuer.close()
-    tmp.remove()
-  })
+  const issuer = useIssuer({ clock: () => clock.now })
 
   function redeem(
     params: Record<string, string | undefined>,

@@ -1,26 +1,13 @@
 import Database from 'better-sqlite3'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { postJson, send } from '../support/http.js'
-import { HS, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import { HS, tempDir, useIssuer } from '../support/issuer.js'
 
 describe('POST /token (bad input)', () => {
-  let issuer: RunningIssuer
-  let tmp: ReturnType<typeof tempDir>
-  let dbFile: string
-
-  beforeAll(async () => {
-    tmp = tempDir()
-    dbFile = `${tmp.dir}/tessera.db`
-    issuer = await startIssuer({
-      databaseUrl: `sqlite:${dbFile}`,
-      vars: { MAX_BODY_BYTES: '2048' },
-    })
-  })
-  afterAll(async () => {
-    await issuer.close()
-    tmp.remove()
-  })
+  const tmp = tempDir()
+  const dbFile = `${tmp.dir}/tessera.db`
+  afterAll(() => tmp.remove())
+  const issuer = useIssuer({ databaseUrl: `sqlite:${dbFile}`, vars: { MAX_BODY_BYTES: '2048' } })
 
   const creds = { client_id: HS.client, client_secret: HS.secret }
   const cases: Array<[string, { type?: string; body: string | Buffer }, number, string]> = [
@@ -126,7 +113,7 @@ describe('POST /token (bad input)', () => {
     const db = new Database(dbFile, { readonly: true })
     try {
       expect(db.prepare('SELECT COUNT(*) AS n FROM throttle').get()).toEqual({ n: 0 })
-      // Not even the RS256 tenant's key: keys are made on first use (#15), and a refused
+      // Not even the RS256 tenant's key: keys are made on first use, and a refused
       // request uses none.
       expect(db.prepare('SELECT tenant FROM keys').all()).toEqual([])
     } finally {

@@ -3,9 +3,8 @@ import { describe, expect, it } from 'vitest'
 import { basicAuth, postForm, postJson, send } from '../support/http.js'
 import type { HttpResponse } from '../support/http.js'
 import { JWT_SECRET, useIssuer } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
 
-// Issue #13: the client_credentials grant over HTTP, against the SQLite store and real signing.
+// The client_credentials grant over HTTP, against the SQLite store and real signing.
 const HOST = 'svc-hs.test'
 const ISSUER = 'http://svc-hs.test'
 const BILLING = { id: 'cc000000-0000-4000-8000-000000000001', secret: 'billing-secret-01' }
@@ -23,10 +22,7 @@ const RS = {
 const CLAIMS = ['aud', 'client_id', 'exp', 'iat', 'iss', 'jti', 'scope', 'sub']
 
 describe('POST /token (client_credentials)', () => {
-  let issuer: RunningIssuer
-  useIssuer('service', (started) => {
-    issuer = started
-  })
+  const issuer = useIssuer({ config: 'service' })
 
   function serviceToken(
     params: Record<string, string> = {},
@@ -294,7 +290,7 @@ describe('POST /token (client_credentials)', () => {
     const token = await accessToken()
     await asClient('/revoke', BILLING, token)
     await serviceToken({ client_secret: 'wrong-secret-value' })
-    const log = issuer.logs.join('')
+    const log = issuer.logs.join('\n')
     // The requests were logged (one line each), just without their credentials.
     expect(log).toMatch(/"path":"\/revoke"/)
     for (const secret of [BILLING.secret, MAILER.secret, API.secret, 'wrong-secret-value', token]) {

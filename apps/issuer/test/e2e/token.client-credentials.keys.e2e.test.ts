@@ -6,20 +6,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { KEY_POLL_INTERVAL_MS } from '../../src/issuer.js'
 import { eventually } from '../support/eventually.js'
 import { basicAuth, postForm, send } from '../support/http.js'
+import { runCli } from '../support/cli.js'
 import { FIXTURES, JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 import { pkce, signIn } from '../support/oauth.js'
-import { runCli } from '../support/process.js'
 
-// Issue #13: client_credentials tokens have no refresh family, so only their own revocation,
-// their key's, or the tenant's move away from HS256 ends them before exp; and a jti that names
-// another sign-in's family borrows nothing from it.
+// A client_credentials token has no refresh family, so only its own revocation, its key's, or
+// the tenant's move away from HS256 ends it before exp; and a jti that names another sign-in's
+// family borrows nothing from it.
 const minute = 60_000
 const TTL_MS = 2 * 3_600_000 // TOKEN_EXPIRATION_IN_HOURS' default
 const SERVICE = { id: 'cc000000-0000-4000-8000-000000000021', secret: 'service-secret' }
 const SPA = { id: 'cc000000-0000-4000-8000-000000000022', redirectUri: 'http://localhost:9000/cb' }
 
-function post(issuer: RunningIssuer, host: string, path: string, params: Record<string, string>) {
+function post(issuer: InProcessIssuer, host: string, path: string, params: Record<string, string>) {
   return send(issuer.url, {
     method: 'POST',
     path,
@@ -32,19 +32,19 @@ function post(issuer: RunningIssuer, host: string, path: string, params: Record<
   })
 }
 
-async function introspect(issuer: RunningIssuer, host: string, token: string) {
+async function introspect(issuer: InProcessIssuer, host: string, token: string) {
   const res = await post(issuer, host, '/introspect', { token })
   expect(res.status).toBe(200)
   return res.json as Record<string, unknown>
 }
 
-async function serviceToken(issuer: RunningIssuer, host: string): Promise<string> {
+async function serviceToken(issuer: InProcessIssuer, host: string): Promise<string> {
   const res = await post(issuer, host, '/token', { grant_type: 'client_credentials' })
   expect(res.status).toBe(200)
   return (res.json as { access_token: string }).access_token
 }
 
-describe('client_credentials tokens and signing keys (#13)', () => {
+describe('client_credentials tokens and signing keys', () => {
   let tmp: ReturnType<typeof tempDir>
   beforeAll(() => {
     tmp = tempDir()
@@ -107,7 +107,7 @@ describe('client_credentials tokens and signing keys (#13)', () => {
     let offset = 0
     const clock = (): number => Date.now() + offset
     let config: string
-    let issuer: RunningIssuer
+    let issuer: InProcessIssuer
     let legit: string
 
     function writeTenant(algorithm: 'HS256' | 'RS256'): void {

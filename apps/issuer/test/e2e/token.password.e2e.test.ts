@@ -1,23 +1,12 @@
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { basicAuth, postForm, postJson, send } from '../support/http.js'
-import { HS, JWT_SECRET, RS, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import { HS, JWT_SECRET, RS, useIssuer } from '../support/issuer.js'
 
 const CLAIMS = ['aud', 'client_id', 'exp', 'iat', 'iss', 'jti', 'role', 'scope', 'sub']
 
 describe('POST /token (password)', () => {
-  let issuer: RunningIssuer
-  let tmp: ReturnType<typeof tempDir>
-
-  beforeAll(async () => {
-    tmp = tempDir()
-    issuer = await startIssuer({ databaseUrl: `sqlite:${tmp.dir}/tessera.db` })
-  })
-  afterAll(async () => {
-    await issuer.close()
-    tmp.remove()
-  })
+  const issuer = useIssuer()
 
   async function tokenFor(host: string, client: string, secret: string): Promise<string> {
     const res = await postForm(issuer.url, host, {
@@ -201,7 +190,7 @@ describe('POST /token (password)', () => {
 
   it('never writes a password, secret or token into the log', async () => {
     const token = await tokenFor(HS.host, HS.client, HS.secret)
-    const log = issuer.logs.join('')
+    const log = issuer.logs.join('\n')
     expect(log).toContain('"path":"/token"')
     for (const secret of [
       'alice-password',

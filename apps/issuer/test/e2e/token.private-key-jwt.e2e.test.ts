@@ -11,7 +11,7 @@ import {
 import type { ClientKey } from '../support/client-assertion.js'
 import { basicAuth, postForm, send } from '../support/http.js'
 import { startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 
 const HOST = 'pk.test'
 const ISSUER = 'http://pk.test'
@@ -20,7 +20,7 @@ const SECRET_CLIENT = 'a1a1a1a1-0000-4000-8000-000000000002'
 const SECRET = 'pk-client-secret'
 
 describe('private_key_jwt client authentication (RFC 7523), inline jwks', () => {
-  let issuer: RunningIssuer
+  let issuer: InProcessIssuer
   let tmp: ReturnType<typeof tempDir>
   let rsa: ClientKey
   let ec: ClientKey
@@ -260,7 +260,7 @@ config:
   it('writes no assertion into the logs', async () => {
     const secretish = await assertion(rsa, KEY_CLIENT, 'http://wrong.test')
     await token(assertionGrant(secretish))
-    const logs = issuer.logs.join('')
+    const logs = issuer.logs.join('\n')
     expect(logs).toContain('"path":"/token"')
     expect(logs).not.toContain(secretish.split('.')[1]!)
     expect(logs).not.toContain(secretish.split('.')[2]!)

@@ -11,7 +11,7 @@ import {
 import type { ClientKey, JwksServer } from '../support/client-assertion.js'
 import { postForm, send } from '../support/http.js'
 import { startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 
 const HOST = 'pkr.test'
 const ISSUER = 'http://pkr.test'
@@ -32,7 +32,7 @@ const CLIENTS = {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe('private_key_jwt client authentication, keys from jwks_uri', () => {
-  let issuer: RunningIssuer
+  let issuer: InProcessIssuer
   let jwks: JwksServer
   let tmp: ReturnType<typeof tempDir>
   let k1: ClientKey
@@ -168,7 +168,7 @@ describe('private_key_jwt client authentication, keys from jwks_uri', () => {
       expect(res, path).toMatchObject(unavailable)
       expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1)
       expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 2000)
-      expect(issuer.logs.join(''), path).toContain(reason)
+      expect(issuer.logs.join('\n'), path).toContain(reason)
     }
     // The redirect was not followed.
     expect(hits('/rotate')).toBe(2)
@@ -185,7 +185,7 @@ describe('private_key_jwt client authentication, keys from jwks_uri', () => {
     expect((await signIn(k2, CLIENTS.flaky)).status).toBe(401)
     expect(hits('/flaky')).toBe(2)
     expect((await signIn(k1, CLIENTS.flaky)).status).toBe(200)
-    const logs = issuer.logs.join('')
+    const logs = issuer.logs.join('\n')
     expect(logs).toContain('"reason":"status 500"')
     expect(logs).toContain('"keeping":"last good keys"')
   })

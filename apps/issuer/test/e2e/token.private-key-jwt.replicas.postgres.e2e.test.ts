@@ -1,5 +1,5 @@
 /**
- * A client assertion is single use across replicas (issue #13): two `tessera dev` processes on
+ * A client assertion is single use across replicas: two `tessera dev` processes on
  * one PostgreSQL database created for this file.
  */
 import { createTestDatabase } from '@tessera/test-support'
@@ -7,9 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { assertion, assertionGrant, clientKey, writeConfig } from '../support/client-assertion.js'
 import type { ClientKey } from '../support/client-assertion.js'
 import { postForm } from '../support/http.js'
-import { JWT_SECRET, tempDir } from '../support/issuer.js'
-import { startIssuerCli } from '../support/process.js'
-import type { IssuerCli } from '../support/process.js'
+import { JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
+import type { IssuerProcess } from '../support/issuer.js'
 
 const HOST = 'pkp.test'
 // The replicas listen on different ports: the host names its port so that both issue one `iss`
@@ -21,8 +20,8 @@ describe('private_key_jwt on two replicas sharing one PostgreSQL', { timeout: 12
   let database: Awaited<ReturnType<typeof createTestDatabase>>
   let tmp: ReturnType<typeof tempDir>
   let key: ClientKey
-  let a: IssuerCli
-  let b: IssuerCli
+  let a: IssuerProcess
+  let b: IssuerProcess
 
   beforeAll(async () => {
     key = await clientKey('ES256', 'replica-key')
@@ -50,10 +49,13 @@ config:
       CLIENT_AUTH_MAX_FAILURES: '1000',
       CLIENT_AUTH_MAX_FAILURES_PER_ADDRESS: '1000',
     }
-    ;[a, b] = await Promise.all([startIssuerCli(vars), startIssuerCli(vars)])
+    ;[a, b] = await Promise.all([
+      startIssuer({ command: 'dev', env: vars }),
+      startIssuer({ command: 'dev', env: vars }),
+    ])
   })
   afterAll(async () => {
-    await Promise.all([a?.stop(), b?.stop()])
+    await Promise.all([a?.close(), b?.close()])
     await database?.drop()
     tmp?.remove()
   })

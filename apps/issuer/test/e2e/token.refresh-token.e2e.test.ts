@@ -1,26 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { postForm } from '../support/http.js'
 import type { HttpResponse } from '../support/http.js'
-import { HS, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import { HS, useIssuer } from '../support/issuer.js'
 import { pkce, signIn, SPA } from '../support/oauth.js'
 
 describe('POST /token (refresh_token)', () => {
-  let issuer: RunningIssuer
-  let tmp: ReturnType<typeof tempDir>
   const clock = { now: Date.UTC(2026, 10, 22, 12) }
 
-  beforeAll(async () => {
-    tmp = tempDir()
-    issuer = await startIssuer({
-      databaseUrl: `sqlite:${tmp.dir}/tessera.db`,
-      clock: () => clock.now,
-      vars: { REFRESH_TOKEN_EXPIRATION_IN_HOURS: '24' },
-    })
-  })
-  afterAll(async () => {
-    await issuer.close()
-    tmp.remove()
+  const issuer = useIssuer({
+    clock: () => clock.now,
+    vars: { REFRESH_TOKEN_EXPIRATION_IN_HOURS: '24' },
   })
 
   /** Signs in with scope "read write" and returns the first refresh token. */

@@ -1,29 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { postForm } from '../support/http.js'
-import { HS, startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import { HS, useIssuer } from '../support/issuer.js'
 
 describe('POST /token (password brute-force protection)', () => {
-  let issuer: RunningIssuer
-  let tmp: ReturnType<typeof tempDir>
   const clock = { now: Date.UTC(2026, 10, 22, 12) }
 
-  beforeAll(async () => {
-    tmp = tempDir()
-    issuer = await startIssuer({
-      databaseUrl: `sqlite:${tmp.dir}/tessera.db`,
-      clock: () => clock.now,
-      vars: {
-        PASSWORD_MAX_FAILURES: '3',
-        PASSWORD_MAX_FAILURES_PER_ADDRESS: '6',
-        PASSWORD_FAILURE_WINDOW_SECONDS: '600',
-        TRUST_PROXY: '1',
-      },
-    })
-  })
-  afterAll(async () => {
-    await issuer.close()
-    tmp.remove()
+  const issuer = useIssuer({
+    clock: () => clock.now,
+    vars: {
+      PASSWORD_MAX_FAILURES: '3',
+      PASSWORD_MAX_FAILURES_PER_ADDRESS: '6',
+      PASSWORD_FAILURE_WINDOW_SECONDS: '600',
+      TRUST_PROXY: '1',
+    },
   })
 
   function attempt(username: string, password: string, address: string) {

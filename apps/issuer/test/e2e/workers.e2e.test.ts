@@ -1,5 +1,5 @@
 /**
- * `tessera start --workers 2` on one SQLite file (issue #15): a real primary and its two
+ * `tessera start --workers 2` on one SQLite file: a real primary and its two
  * workers, exercised over HTTP on loopback, one of them killed while a client keeps sending.
  */
 import { createServer } from 'node:net'
@@ -8,12 +8,11 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eventually } from '../support/eventually.js'
 import { send } from '../support/http.js'
-import { FIXTURES, HS, JWT_SECRET, RS, tempDir } from '../support/issuer.js'
-import { runCli } from '../support/process.js'
-import type { IssuerCli } from '../support/process.js'
+import { runCli } from '../support/cli.js'
+import { FIXTURES, HS, JWT_SECRET, RS, startIssuer, tempDir } from '../support/issuer.js'
+import type { IssuerProcess } from '../support/issuer.js'
 import {
   counter,
-  entries,
   HS_PASSWORD_TOKENS,
   hsPassword,
   passwordsUntilBothServed,
@@ -21,21 +20,21 @@ import {
   refreshInParallel,
   requestPids,
   rsRefreshToken,
-  startWorkers,
   workerPids,
+  workersOn,
 } from '../support/workers.js'
 
 describe('tessera start --workers 2 on SQLite', { timeout: 120_000 }, () => {
   let tmp: ReturnType<typeof tempDir>
-  let cli: IssuerCli
+  let cli: IssuerProcess
 
   beforeAll(async () => {
     tmp = tempDir()
     // A fresh file: the primary migrates it before the workers open it.
-    cli = await startWorkers(`sqlite:${join(tmp.dir, 'tessera.db')}`)
+    cli = await startIssuer(workersOn(`sqlite:${join(tmp.dir, 'tessera.db')}`))
   })
   afterAll(async () => {
-    await cli?.stop()
+    await cli?.close()
     tmp?.remove()
   })
 
@@ -51,19 +50,20 @@ describe('tessera start --workers 2 on SQLite', { timeout: 120_000 }, () => {
 
   it('stores the parse results of the tenant files once, from worker 1', async () => {
     const stored = await eventually(() => {
-      const lines = entries(cli).filter((e) => e.msg === 'parse results of tenant files stored')
+      const lines = cli.entries().filter((e) => e.msg === 'parse results of tenant files stored')
       if (lines.length === 0) throw new Error('not stored yet')
       return lines
     })
     // Every process reads the cache; worker 1 alone stores it.
-    const read = entries(cli).filter(
-      (e) => e.msg === 'tenant files read; parse results from the database',
-    )
+    const read = cli
+      .entries()
+      .filter((e) => e.msg === 'tenant files read; parse results from the database')
     expect(read.map((e) => e.worker).sort()).toEqual([1, 2, undefined])
     // Past the moment a worker would have stored its own (a second after it loaded).
     await new Promise((resolve) => setTimeout(resolve, 1_500))
     expect(
-      entries(cli)
+      cli
+        .entries()
         .filter((e) => e.msg === 'parse results of tenant files stored')
         .map((e) => e.worker),
     ).toEqual([1])
@@ -134,9 +134,9 @@ describe('tessera start --workers 2 on SQLite', { timeout: 120_000 }, () => {
     // At most the request each client had in flight on the killed worker failed.
     expect(failures.length, failures.join('; ')).toBeLessThanOrEqual(4)
     expect(workerPids(cli).get(2)).toBe(survivor)
-    const exited = entries(cli).find(
-      (entry) => entry.msg === 'worker exited unasked: restarting it',
-    )
+    const exited = cli
+      .entries()
+      .find((entry) => entry.msg === 'worker exited unasked: restarting it')
     expect(exited).toMatchObject({ worker: 1, workerPid: killed, signal: 'SIGKILL', crashes: 1 })
     expect(exited?.restartInMs).toBe(100)
     expect(await counter(cli.admin, 'tessera_worker_restarts_total')).toBe(restartsBefore + 1)
@@ -152,15 +152,15 @@ describe('tessera start --workers 2 on SQLite', { timeout: 120_000 }, () => {
   it('passes SIGHUP on to every worker, each reloading', async () => {
     cli.child.kill('SIGHUP')
     await eventually(() => {
-      const reloading = entries(cli).filter(
-        (entry) => entry.msg === 'SIGHUP: reloading the configuration',
-      )
+      const reloading = cli
+        .entries()
+        .filter((entry) => entry.msg === 'SIGHUP: reloading the configuration')
       expect(reloading.map((entry) => entry.worker).sort()).toEqual([1, 2])
     })
     // Without ADMIN_TOKEN the primary holds no tenant of its own to reload.
-    const primary = entries(cli).filter(
-      (entry) => entry.msg === 'SIGHUP: every worker reloads the configuration',
-    )
+    const primary = cli
+      .entries()
+      .filter((entry) => entry.msg === 'SIGHUP: every worker reloads the configuration')
     expect(primary).toHaveLength(1)
     expect((await fetch(`${cli.admin}/healthz`)).status).toBe(200)
     expect((await hsPassword(cli)).status).toBe(200)
@@ -168,9 +168,9 @@ describe('tessera start --workers 2 on SQLite', { timeout: 120_000 }, () => {
 
   it('stops every worker and exits 0 on SIGTERM', async () => {
     const pids = [...workerPids(cli).values()]
-    await cli.stop()
+    await cli.close()
     expect(cli.child.exitCode).toBe(0)
-    const lines = entries(cli)
+    const lines = cli.entries()
     expect(lines.filter((entry) => entry.msg === 'worker stopped').map((e) => e.workerPid)).toEqual(
       expect.arrayContaining(pids),
     )
@@ -240,9 +240,11 @@ describe('tessera start --workers: refusals', () => {
   it('keeps an issuer in the primary for the admin API when ADMIN_TOKEN is set', async () => {
     const tmp = tempDir()
     const token = 'a'.repeat(40)
-    const withApi = await startWorkers(`sqlite:${join(tmp.dir, 'tessera.db')}`, '2', {
-      ADMIN_TOKEN: token,
-    })
+    const withApi = await startIssuer(
+      workersOn(`sqlite:${join(tmp.dir, 'tessera.db')}`, 2, {
+        ADMIN_TOKEN: token,
+      }),
+    )
     try {
       const res = await fetch(`${withApi.admin}/admin/tenants`, {
         headers: { authorization: `Bearer ${token}` },
@@ -254,14 +256,16 @@ describe('tessera start --workers: refusals', () => {
       withApi.child.kill('SIGHUP')
       await eventually(() =>
         expect(
-          entries(withApi).filter(
-            (entry) => entry.msg === 'SIGHUP: reloading the configuration, and every worker too',
-          ),
+          withApi
+            .entries()
+            .filter(
+              (entry) => entry.msg === 'SIGHUP: reloading the configuration, and every worker too',
+            ),
         ).toHaveLength(1),
       )
       expect((await hsPassword(withApi)).status).toBe(200)
     } finally {
-      await withApi.stop()
+      await withApi.close()
       tmp.remove()
     }
   })

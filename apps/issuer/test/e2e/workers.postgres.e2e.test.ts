@@ -1,32 +1,32 @@
 /**
- * `tessera start --workers 2` on PostgreSQL (issue #15): each worker with its own pool on a
+ * `tessera start --workers 2` on PostgreSQL: each worker with its own pool on a
  * database created for this file, started on it while still empty.
  */
 import { createTestDatabase } from '@tessera/test-support'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { IssuerCli } from '../support/process.js'
+import { startIssuer } from '../support/issuer.js'
+import type { IssuerProcess } from '../support/issuer.js'
 import {
   counter,
-  entries,
   HS_PASSWORD_TOKENS,
   passwordsUntilBothServed,
   redeemInParallel,
   refreshInParallel,
   rsRefreshToken,
-  startWorkers,
   workerPids,
+  workersOn,
 } from '../support/workers.js'
 
 describe('tessera start --workers 2 on PostgreSQL', { timeout: 120_000 }, () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>
-  let cli: IssuerCli
+  let cli: IssuerProcess
 
   beforeAll(async () => {
     database = await createTestDatabase()
-    cli = await startWorkers(database.url)
+    cli = await startIssuer(workersOn(database.url))
   })
   afterAll(async () => {
-    await cli?.stop()
+    await cli?.close()
     await database?.drop()
   })
 
@@ -53,9 +53,9 @@ describe('tessera start --workers 2 on PostgreSQL', { timeout: 120_000 }, () => 
   it('exits 0 on SIGTERM once both workers have stopped', async () => {
     const pids = [...workerPids(cli).values()]
     expect(pids).toHaveLength(2)
-    await cli.stop()
+    await cli.close()
     expect(cli.child.exitCode).toBe(0)
-    const stopped = entries(cli).filter((entry) => entry.msg === 'worker stopped')
+    const stopped = cli.entries().filter((entry) => entry.msg === 'worker stopped')
     expect(stopped.map((entry) => entry.workerPid)).toEqual(expect.arrayContaining(pids))
   })
 })

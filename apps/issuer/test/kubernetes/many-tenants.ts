@@ -1,6 +1,6 @@
 import { createKubernetesSource } from '../../src/sources/kubernetes.js'
 import { startIssuer } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 import type { FakeApiServer, TenantInput } from './fake-api-server.js'
 import { NAMESPACE, tenant } from './fixtures.js'
 
@@ -28,7 +28,7 @@ export function startOnFakeApi(
   api: FakeApiServer,
   providers: string,
   kubeconfig: string,
-): Promise<RunningIssuer> {
+): Promise<InProcessIssuer> {
   return startIssuer({
     databaseUrl: 'memory:',
     config: providers,

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { eventually } from '../support/eventually.js'
 import { send } from '../support/http.js'
 import { tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 import { startFakeApiServer } from './fake-api-server.js'
 import type { FakeApiServer } from './fake-api-server.js'
 import {
@@ -17,10 +17,10 @@ import { manyClient, manyHost, manyTenants, startOnFakeApi } from './many-tenant
 
 const COUNT = 2000
 
-describe('kubernetes source with thousands of Tenant resources (#15)', () => {
+describe('kubernetes source with thousands of Tenant resources', () => {
   let tmp: ReturnType<typeof tempDir>
   let api: FakeApiServer
-  let issuer: RunningIssuer | undefined
+  let issuer: InProcessIssuer | undefined
 
   beforeEach(async () => {
     tmp = tempDir()

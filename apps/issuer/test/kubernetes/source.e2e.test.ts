@@ -5,7 +5,7 @@ import { ConfigError } from '@tessera/config-schema'
 import { eventually } from '../support/eventually.js'
 import { postForm, send } from '../support/http.js'
 import { startIssuer, tempDir } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
+import type { InProcessIssuer } from '../support/issuer.js'
 import { startFakeApiServer } from './fake-api-server.js'
 import { startOnFakeApi } from './many-tenants.js'
 import type { FakeApiServer } from './fake-api-server.js'
@@ -26,7 +26,7 @@ describe('kubernetes source (TESSERA_CONFIG_SOURCE=kubernetes)', () => {
   let api: FakeApiServer
   let providers: string
   let kubeconfig: string
-  let issuer: RunningIssuer | undefined
+  let issuer: InProcessIssuer | undefined
 
   beforeEach(async () => {
     tmp = tempDir()
@@ -42,16 +42,16 @@ describe('kubernetes source (TESSERA_CONFIG_SOURCE=kubernetes)', () => {
   })
 
   /** An in-process issuer on the fake API server, retrying within tens of milliseconds. */
-  async function start(): Promise<RunningIssuer> {
+  async function start(): Promise<InProcessIssuer> {
     issuer = await startOnFakeApi(api, providers, kubeconfig)
     return issuer
   }
 
-  const readyz = async (running: RunningIssuer) =>
+  const readyz = async (running: InProcessIssuer) =>
     send(running.url, { path: '/readyz', host: 'anything.test' })
-  const ready = (running: RunningIssuer) =>
+  const ready = (running: InProcessIssuer) =>
     eventually(async () => expect((await readyz(running)).status).toBe(200))
-  const logs = (running: RunningIssuer, from = 0) => running.logs.slice(from).join('')
+  const logs = (running: InProcessIssuer, from = 0) => running.logs.slice(from).join('\n')
 
   it('serves added Tenants, applies changes and removes deleted ones without a restart', async () => {
     api.apply(tenant('acme', [ACME.host], ACME))

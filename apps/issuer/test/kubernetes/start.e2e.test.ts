@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eventually } from '../support/eventually.js'
 import { send } from '../support/http.js'
-import { JWT_SECRET, tempDir } from '../support/issuer.js'
-import { runCli, startIssuerCli } from '../support/process.js'
+import { runCli } from '../support/cli.js'
+import { JWT_SECRET, startIssuer, tempDir } from '../support/issuer.js'
 import { startFakeApiServer } from './fake-api-server.js'
 import type { FakeApiServer } from './fake-api-server.js'
 import {
@@ -42,7 +42,7 @@ describe('tessera start with TESSERA_CONFIG_SOURCE=kubernetes', () => {
 
   it('serves the Tenant resources, follows them through a dropped watch and a 410, and stops cleanly', async () => {
     api.apply(tenant('acme', [ACME.host], ACME))
-    const cli = await startIssuerCli(vars, 'start')
+    const cli = await startIssuer({ command: 'start', env: vars })
     try {
       await eventually(async () =>
         expect((await send(cli.url, { path: '/readyz', host: 'probe' })).status).toBe(200),
@@ -73,7 +73,7 @@ describe('tessera start with TESSERA_CONFIG_SOURCE=kubernetes', () => {
       expect(log).toContain('"msg":"Tenant watch expired (410 Gone); listing again"')
       expect(log).not.toContain(api.token)
     } finally {
-      await cli.stop()
+      await cli.close()
     }
     expect(cli.child.exitCode).toBe(0)
   })
@@ -110,10 +110,10 @@ describe('tessera start with TESSERA_CONFIG_SOURCE=kubernetes', () => {
     expect(clean.stdout).toContain('initech: RS256')
   })
 
-  it('refuses an RS256 Tenant without KEY_ENCRYPTION_SECRET like an invalid one, serving the others (#11)', async () => {
+  it('refuses an RS256 Tenant without KEY_ENCRYPTION_SECRET like an invalid one, serving the others', async () => {
     api.apply(tenant('globex', [GLOBEX.host], GLOBEX))
     api.apply(tenant('initech', [INITECH.host], INITECH, { jwt_algorithm: 'RS256' }))
-    const cli = await startIssuerCli(vars, 'start')
+    const cli = await startIssuer({ command: 'start', env: vars })
     try {
       await eventually(async () =>
         expect((await send(cli.url, { path: '/readyz', host: 'probe' })).status).toBe(200),
@@ -139,7 +139,7 @@ describe('tessera start with TESSERA_CONFIG_SOURCE=kubernetes', () => {
         expect((await passwordToken(cli.url, INITECH.host, INITECH)).status).toBe(200),
       )
     } finally {
-      await cli.stop()
+      await cli.close()
       api.remove('initech')
     }
   })

@@ -8,7 +8,7 @@ const { scripts } = JSON.parse(readFileSync(`${REPO}package.json`, 'utf8')) as {
   scripts: Record<string, string>
 }
 
-describe('the root scripts (issue #12)', () => {
+describe('the root scripts', () => {
   it('pnpm test checks its prerequisites first, then runs every check and the summary', () => {
     expect(scripts.test).toBe('node scripts/test-prerequisites.mjs && node scripts/test-all.mjs')
     const all = readFileSync(`${REPO}scripts/test-all.mjs`, 'utf8')

@@ -44,7 +44,7 @@ const ready: State = {
   postgresReady: true,
 }
 
-describe('scripts/test-prerequisites.mjs decisions (issue #12)', () => {
+describe('scripts/test-prerequisites.mjs decisions', () => {
   it('does nothing when everything is there', () => {
     expect(plan(ready)).toEqual({ install: [], startPostgres: false, missing: undefined })
     expect(plan({ ...ready, root: false, apt: false })).toEqual({

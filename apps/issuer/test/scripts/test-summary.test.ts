@@ -47,7 +47,7 @@ function report(files: FileResult[], success?: boolean): object {
   }
 }
 
-describe('scripts/test-summary.mjs (issue #12)', () => {
+describe('scripts/test-summary.mjs', () => {
   let tmp: ReturnType<typeof tempDir>
   beforeEach(() => {
     tmp = tempDir()

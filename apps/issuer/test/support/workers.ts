@@ -4,49 +4,40 @@ import { expect } from 'vitest'
 import { postForm } from './http.js'
 import type { HttpResponse } from './http.js'
 import { FIXTURES, HS, JWT_SECRET, RS } from './issuer.js'
+import type { IssuerProcess, StartOptions } from './issuer.js'
 import { pkce, signIn } from './oauth.js'
-import { startIssuerCli } from './process.js'
-import type { IssuerCli } from './process.js'
 
 const REDIRECT_URI = 'http://localhost:9000/cb'
 
-/** `tessera start --workers 2` on `databaseUrl`, serving the basic fixtures (HS256 and RS256). */
-export function startWorkers(
+/**
+ * `tessera start --workers 2` on `databaseUrl`, serving the basic fixtures (HS256 and RS256):
+ * the options for startIssuer or useIssuer.
+ */
+export function workersOn(
   databaseUrl: string,
-  workers = '2',
+  workers = 2,
   more: Record<string, string> = {},
-): Promise<IssuerCli> {
-  return startIssuerCli(
-    {
+): StartOptions & { command: 'start' } {
+  return {
+    command: 'start',
+    env: {
       ...more,
       JWT_SECRET,
       KEY_ENCRYPTION_SECRET: randomBytes(32).toString('base64url'),
       TESSERA_CONFIG: join(FIXTURES, 'basic'),
       DATABASE_URL: databaseUrl,
-      WORKERS: workers,
+      WORKERS: String(workers),
       // The tests send many parallel password grants for alice: none must be throttled.
       PASSWORD_MAX_FAILURES: '1000',
       PASSWORD_MAX_FAILURES_PER_ADDRESS: '1000',
     },
-    'start',
-  )
-}
-
-/** The JSON lines a process wrote. */
-export function entries(cli: IssuerCli): Record<string, unknown>[] {
-  return cli.logs.flatMap((line) => {
-    try {
-      return [JSON.parse(line) as Record<string, unknown>]
-    } catch {
-      return []
-    }
-  })
+  }
 }
 
 /** The pid of each worker slot as the primary last announced it listening. */
-export function workerPids(cli: IssuerCli): Map<number, number> {
+export function workerPids(cli: IssuerProcess): Map<number, number> {
   const pids = new Map<number, number>()
-  for (const entry of entries(cli)) {
+  for (const entry of cli.entries()) {
     if (entry.msg === 'worker listening')
       pids.set(entry.worker as number, entry.workerPid as number)
   }
@@ -54,9 +45,9 @@ export function workerPids(cli: IssuerCli): Map<number, number> {
 }
 
 /** The pids that logged the request lines of `path`, each with its `worker` field. */
-export function requestPids(cli: IssuerCli, path: string): Set<string> {
+export function requestPids(cli: IssuerProcess, path: string): Set<string> {
   const pids = new Set<string>()
-  for (const entry of entries(cli)) {
+  for (const entry of cli.entries()) {
     if (entry.msg === 'request' && entry.path === path) {
       pids.add(`${entry.pid as number}:${entry.worker as number}`)
     }
@@ -76,7 +67,7 @@ export const HS_PASSWORD_TOKENS =
   'tessera_tokens_issued_total{tenant="hs",grant_type="password",alg="HS256"}'
 
 /** A password grant at the HS256 tenant (a fresh connection each: the workers take turns). */
-export function hsPassword(cli: IssuerCli): Promise<HttpResponse> {
+export function hsPassword(cli: IssuerProcess): Promise<HttpResponse> {
   return postForm(cli.url, HS.host, {
     grant_type: 'password',
     username: 'alice',
@@ -91,7 +82,7 @@ export function hsPassword(cli: IssuerCli): Promise<HttpResponse> {
  * worker that accepts each connection), at most 10 batches; every answer must be 200. Answers
  * how many were sent.
  */
-export async function passwordsUntilBothServed(cli: IssuerCli): Promise<number> {
+export async function passwordsUntilBothServed(cli: IssuerProcess): Promise<number> {
   let sent = 0
   for (let batch = 0; batch < 10 && requestPids(cli, '/token').size < 2; batch++) {
     const statuses = await Promise.all(
@@ -107,7 +98,7 @@ export async function passwordsUntilBothServed(cli: IssuerCli): Promise<number> 
 }
 
 /** A refresh token of the RS256 tenant, from a sign-in and its code. */
-export async function rsRefreshToken(cli: IssuerCli): Promise<string> {
+export async function rsRefreshToken(cli: IssuerProcess): Promise<string> {
   const { verifier, challenge } = pkce()
   const { code } = await signIn(cli.url, RS.host, {
     clientId: RS.client,
@@ -129,7 +120,7 @@ export async function rsRefreshToken(cli: IssuerCli): Promise<string> {
 
 /** Sends the same refresh token `times` at once: how many were answered 200. */
 export async function refreshInParallel(
-  cli: IssuerCli,
+  cli: IssuerProcess,
   token: string,
   times: number,
 ): Promise<number[]> {
@@ -147,7 +138,7 @@ export async function refreshInParallel(
 }
 
 /** Signs alice in and redeems the one code `times` at once: the statuses. */
-export async function redeemInParallel(cli: IssuerCli, times: number): Promise<number[]> {
+export async function redeemInParallel(cli: IssuerProcess, times: number): Promise<number[]> {
   const { verifier, challenge } = pkce()
   const { code } = await signIn(cli.url, RS.host, {
     clientId: RS.client,

@@ -68,7 +68,7 @@ describe('migrate', () => {
     db.close()
   })
 
-  it('adds the OpenID Connect columns to the codes and families of a version 7 database (#14)', () => {
+  it('adds the OpenID Connect columns to the codes and families of a version 7 database', () => {
     const db = new Database(':memory:')
     migrate(db, MIGRATIONS.slice(0, 7))
     db.exec(`

@@ -238,7 +238,7 @@ export async function buildAttacks(
       token: await signRs256(key, { ...good, scope: ['admin'] }),
       code: 'ERR_CLAIM_INVALID',
     },
-    // Issue #14: an ID token signed by the issuer's own key is no access token.
+    // An ID token signed by the issuer's own key is no access token.
     ...(await Promise.all(
       ['nonce', 'at_hash', 'azp'].map(async (claim) => ({
         name: `an ID token (${claim})`,
