@@ -18,10 +18,7 @@ export { handleTokenRequest } from './token-endpoint.js'
 export { RESERVED_CLAIMS } from './access-token.js'
 
 // GET /authorize and the login form
-export {
-  parseAuthorizationRequest,
-  PROMPT_VALUES,
-} from './authorize.js'
+export { parseAuthorizationRequest, PROMPT_VALUES } from './authorize.js'
 export type { AuthorizationRequest } from './authorize.js'
 export { resumeSession } from './single-sign-on.js'
 export { beginLogin, completeLogin } from './login-form.js'
