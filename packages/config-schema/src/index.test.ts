@@ -41,6 +41,7 @@ describe('@tessera/config-schema', () => {
       'loadConfig',
       'loadConfigFiles',
       'normaliseHost',
+      'normaliseResourceUri',
       'parseCacheKey',
       'parseConfig',
       'parseConfigDocument',

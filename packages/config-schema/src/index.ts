@@ -24,6 +24,7 @@ export type {
   GrantType,
   IntrospectionScope,
   JwtAlgorithm,
+  Resource,
   SourceLocation,
   Tenant,
   TokenEndpointAuthMethod,
@@ -59,3 +60,4 @@ export type {
 } from './setting-definition.js'
 export { tenantResourceJsonSchema } from './json-schema.js'
 export { normaliseHost } from './host.js'
+export { normaliseResourceUri } from './resource-uri.js'

@@ -119,7 +119,19 @@ export interface Tenant {
   /** The tenant's own HS256 secret, if it names one; otherwise JWT_SECRET applies. */
   jwtSecret?: string
   clients: Client[]
+  /**
+   * The resource servers clients may name with `resource` (RFC 8707); absent when none are listed.
+   */
+  resources?: Resource[]
   source: SourceLocation
+}
+
+/** One resource server of a tenant (RFC 8707). */
+export interface Resource {
+  /** As configured: the tokens for it carry this as their `aud`. */
+  uri: string
+  /** The scopes a token for it may carry; absent: any. */
+  scopes?: string[]
 }
 
 /** One configuration problem, printed as `file:line: path: message`. */

@@ -237,6 +237,13 @@ function toTenant(
     source,
   }
   if (spec.audience !== undefined) tenant.audience = spec.audience
+  if (spec.resources !== undefined && spec.resources.length > 0) {
+    tenant.resources = spec.resources.map((resource) =>
+      resource.scopes === undefined
+        ? { uri: resource.uri }
+        : { uri: resource.uri, scopes: resource.scopes },
+    )
+  }
   if (resolved.jwtSecret !== undefined) tenant.jwtSecret = resolved.jwtSecret
   return tenant
 }

@@ -25,6 +25,7 @@ import {
   TokenEndpointAuthMethodSchema,
 } from './internal/client-keys.js'
 import { OriginSchema } from './internal/origin.js'
+import { normaliseResourceUri } from './resource-uri.js'
 import { GRANT_TYPES, INTROSPECTION_SCOPES, JWT_ALGORITHMS } from './model.js'
 import type { GrantType } from './model.js'
 
@@ -283,6 +284,50 @@ export const ClientSchema = strictObject({
     },
   )
 
+const ScopeListSchema = uniqueList(
+  z.string().regex(SCOPE_TOKEN, 'must be a scope token: printable ASCII without spaces, " or \\'),
+  'scope',
+)
+
+/** One resource server of the tenant (RFC 8707): the URI clients send as `resource`. */
+const ResourceSchema = strictObject({
+  uri: z
+    .string()
+    .superRefine((uri, ctx) => {
+      if (/\s/.test(uri) || !URL.canParse(uri)) {
+        ctx.addIssue({ code: 'custom', message: 'must be an absolute URI' })
+      } else if (uri.includes('#')) {
+        ctx.addIssue({ code: 'custom', message: 'must not contain a fragment (#)' })
+      }
+    })
+    .describe("Absolute URI without fragment: what clients send as resource, and the tokens' aud"),
+  scopes: ScopeListSchema.optional().describe(
+    'The scopes a token for this resource may carry; default: any',
+  ),
+})
+
+/** The resources of a tenant; two URIs equal once normalised are one resource named twice. */
+const ResourceListSchema = z.array(ResourceSchema).superRefine(
+  (resources, ctx) => {
+    const failed = new Set(ctx.issues.map((issue) => issue.path?.[0]))
+    const seen = new Map<string, string>()
+    resources.forEach((resource, index) => {
+      if (failed.has(index) || typeof resource?.uri !== 'string') return
+      const key = normaliseResourceUri(resource.uri)
+      if (key === undefined) return
+      const earlier = seen.get(key)
+      if (earlier !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `duplicate resource "${resource.uri}" (the same as "${earlier}")`,
+          path: [index, 'uri'],
+        })
+      } else seen.set(key, resource.uri)
+    })
+  },
+  { when: (payload) => Array.isArray(payload.value) },
+)
+
 /** The tenant settings: `config` in the file form, `spec` in the resource form. */
 const TenantConfigSchema = strictObject({
   hosts: uniqueList(HostSchema, 'host')
@@ -307,6 +352,9 @@ const TenantConfigSchema = strictObject({
     .optional()
     .describe('HS256 secret of this tenant alone (default: JWT_SECRET); better {env: VARIABLE}'),
   clients: z.array(ClientSchema).describe('The OAuth clients of the tenant'),
+  resources: ResourceListSchema.optional().describe(
+    'The resource servers of the tenant (RFC 8707 resource indicators); default: none',
+  ),
 })
 
 /**

@@ -33,6 +33,8 @@ export interface AccessTokenInput {
    * it (`exp` at most the family's end).
    */
   family?: { familyId: string; expiresAt: number }
+  /** The token's `aud` when it is for one resource (RFC 8707); absent: the tenant's audience. */
+  audience?: string
 }
 
 export interface IssuedAccessToken {
@@ -67,7 +69,7 @@ export async function issueAccessToken(
     ...extra,
     iss: tenant.issuer,
     sub: input.sub,
-    aud: tenant.audience,
+    aud: input.audience ?? tenant.audience,
     exp: iat + expiresIn,
     iat,
     jti,

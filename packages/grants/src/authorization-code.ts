@@ -7,6 +7,7 @@ import { OAuthError } from './errors.js'
 import { isCodeVerifier, verifyS256 } from './pkce.js'
 import type { AuthorizationCodeRecord, FamilyIssue, RefreshFamily } from './ports.js'
 import type { TokenParams } from './request.js'
+import { audienceOf, scopesForResource, tokenResource } from './resource.js'
 
 /**
  * The authorization_code grant: redeems a code once, atomically, checking client,
@@ -53,7 +54,9 @@ export async function authorizationCodeGrant(
   }
   checkPkce(record, verifier)
 
-  const scopes = record.scope === '' ? [] : record.scope.split(' ')
+  // Checked before the redemption, so that a refused resource leaves the code unspent.
+  const resource = tokenResource(tenant, params.resource, record.resources ?? [])
+  const scopes = scopesForResource(record.scope === '' ? [] : record.scope.split(' '), resource)
   const refreshToken = client.grantTypes.includes('refresh_token') ? randomToken() : undefined
   // Every redemption starts a family, in the redemption's own transaction: the access token
   // names it, so a replay of the code, which revokes the code's families, revokes the token too.
@@ -70,6 +73,7 @@ export async function authorizationCodeGrant(
     codeHash,
     ...(record.sid === undefined ? {} : { sid: record.sid }),
     ...(record.authTime === undefined ? {} : { authTime: record.authTime }),
+    ...(record.resources === undefined ? {} : { resources: record.resources }),
     createdAt: now,
     expiresAt: now + lifetimeSeconds * 1000,
   }
@@ -82,7 +86,14 @@ export async function authorizationCodeGrant(
   }
 
   return issueTokenResponse(
-    { sub: record.sub, clientId: client.clientId, scopes, claims: record.claims, family },
+    {
+      sub: record.sub,
+      clientId: client.clientId,
+      scopes,
+      claims: record.claims,
+      family,
+      audience: audienceOf(tenant, resource),
+    },
     refreshToken,
     tenant,
     deps,

@@ -7,6 +7,7 @@ import { redirectTo } from './internal/issue-code.js'
 import { isRegisteredRedirectUri } from './internal/redirect-uri.js'
 import { hasOpenIdScope } from './openid/claims.js'
 import { isS256Challenge } from './pkce.js'
+import { findResources } from './resource.js'
 import { narrowScope } from './scope.js'
 
 /** OpenID Connect Core §3.1.2.1 `prompt` values. */
@@ -35,6 +36,8 @@ export interface AuthorizationRequest {
   codeChallenge?: string
   /** Present exactly when `scope` holds `openid`: an OpenID Connect authentication request. */
   openid?: OpenIdRequest
+  /** The resources (RFC 8707) it names, as configured; absent when it names none. */
+  resources?: string[]
 }
 
 /** What the authorization endpoint does with a request. */
@@ -154,7 +157,13 @@ export function parseAuthorizationRequest(
 ): AuthorizeOutcome {
   const params = new Map<string, string>()
   const repeated = new Set<string>()
+  // RFC 8707 §2: `resource` is the one parameter that may be repeated.
+  const resourceUris: string[] = []
   for (const [name, value] of query) {
+    if (name === 'resource') {
+      if (value !== '') resourceUris.push(value)
+      continue
+    }
     if (params.has(name)) repeated.add(name)
     // RFC 6749 §3.1: parameters sent without a value are treated as omitted.
     if (value !== '') params.set(name, value)
@@ -206,6 +215,13 @@ export function parseAuthorizationRequest(
     if (error instanceof OAuthError) return fail(error.code, error.description)
     throw error
   }
+  let resources: string[]
+  try {
+    resources = findResources(tenant, resourceUris)
+  } catch (error) {
+    if (error instanceof OAuthError) return fail(error.code, error.description)
+    throw error
+  }
   let openid: OpenIdRequest | undefined
   if (hasOpenIdScope(scope)) {
     const parsed = parseOpenIdRequest(params)
@@ -237,6 +253,7 @@ export function parseAuthorizationRequest(
       ...(state === undefined ? {} : { state }),
       ...(challenge === undefined ? {} : { codeChallenge: challenge }),
       ...(openid === undefined ? {} : { openid }),
+      ...(resources.length === 0 ? {} : { resources }),
     },
   }
 }

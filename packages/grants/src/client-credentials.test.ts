@@ -180,7 +180,7 @@ describe('clientCredentialsGrant', () => {
 
   it('ignores parameters no grant knows (RFC 6749 §3.2)', async () => {
     const response = await clientCredentialsGrant(
-      { resource: 'https://elsewhere.test', nonce: 'n' },
+      { audience: 'https://elsewhere.test', nonce: 'n' },
       confidential,
       tenant,
       deps,

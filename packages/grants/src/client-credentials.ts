@@ -3,6 +3,7 @@ import type { AuthenticatedClient } from './client-auth.js'
 import type { GrantDeps, TenantContext, TokenResponse } from './context.js'
 import { OAuthError } from './errors.js'
 import type { TokenParams } from './request.js'
+import { audienceOf, scopesForResource, tokenResource } from './resource.js'
 import { narrowScope } from './scope.js'
 
 /**
@@ -55,11 +56,17 @@ export async function clientCredentialsGrant(
       )
     }
   }
-  const scopes = narrowScope(params.scope, client.scopes)
+  const resource = tokenResource(tenant, params.resource)
+  const scopes = scopesForResource(narrowScope(params.scope, client.scopes), resource)
   // §4.4.3: a refresh token SHOULD NOT be included; the client can always ask again. The jti
   // names no refresh family: only its own revocation (or its key's) ends the token early.
   return issueTokenResponse(
-    { sub: client.clientId, clientId: client.clientId, scopes },
+    {
+      sub: client.clientId,
+      clientId: client.clientId,
+      scopes,
+      audience: audienceOf(tenant, resource),
+    },
     undefined,
     tenant,
     deps,

@@ -1,4 +1,4 @@
-import type { Client } from '@tessera/config-schema'
+import type { Client, Resource } from '@tessera/config-schema'
 import type { JWTPayload, TokenSigner } from '@tessera/keys'
 import type {
   AuthorizationCodeStore,
@@ -21,6 +21,8 @@ export interface TenantContext {
   /** `aud` of the access tokens. */
   audience: string
   clients: ReadonlyMap<string, Client>
+  /** The resource servers clients may name with `resource` (RFC 8707); absent: none. */
+  resources?: readonly Resource[]
   signer: TokenSigner
   /**
    * The RS256 signer of ID tokens, from the tenant's key ring: at an RS256 tenant the same as

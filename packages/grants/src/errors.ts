@@ -4,7 +4,7 @@
  * throttling); RFC 7009's `unsupported_token_type`; `server_error`; OpenID Connect Core
  * §3.1.2.6's `login_required`, `consent_required`, `request_not_supported` and
  * `request_uri_not_supported`; and RFC 6750 §3.1's `invalid_token` and `insufficient_scope`
- * (UserInfo).
+ * (UserInfo); RFC 8707 §2's `invalid_target`.
  */
 export const OAUTH_ERROR_CODES = [
   'invalid_request',
@@ -24,6 +24,7 @@ export const OAUTH_ERROR_CODES = [
   'request_uri_not_supported',
   'invalid_token',
   'insufficient_scope',
+  'invalid_target',
 ] as const
 
 export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number]

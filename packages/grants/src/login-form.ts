@@ -79,6 +79,7 @@ export async function beginLogin(
       ...(request.codeChallenge === undefined ? {} : { codeChallenge: request.codeChallenge }),
       ...(request.openid?.nonce === undefined ? {} : { nonce: request.openid.nonce }),
       ...(options.sid === undefined ? {} : { sid: options.sid }),
+      ...(request.resources === undefined ? {} : { resources: request.resources }),
       bindingHash: bindingHash(bindingValue),
       expiresAt,
     },
@@ -169,6 +170,7 @@ export async function completeLogin(
     scope: sealed.scope,
     ...(sealed.state === undefined ? {} : { state: sealed.state }),
     ...(sealed.codeChallenge === undefined ? {} : { codeChallenge: sealed.codeChallenge }),
+    ...(sealed.resources === undefined ? {} : { resources: sealed.resources }),
     // The form already answered prompt and max_age: a sign-in is what they asked for.
     ...(hasOpenIdScope(sealed.scope)
       ? { openid: { prompt: [], ...(sealed.nonce === undefined ? {} : { nonce: sealed.nonce }) } }

@@ -3,6 +3,7 @@ import { issueTokenResponse } from './access-token.js'
 import type { GrantDeps, TenantContext, TokenResponse } from './context.js'
 import { OAuthError } from './errors.js'
 import type { TokenParams } from './request.js'
+import { audienceOf, scopesForResource, tokenResource } from './resource.js'
 import { narrowScope } from './scope.js'
 import { checkPasswordThrottled } from './throttle.js'
 
@@ -25,7 +26,8 @@ export async function passwordGrant(
   const { username, password } = params
   if (username === undefined) throw new OAuthError('invalid_request', 'username is required')
   if (password === undefined) throw new OAuthError('invalid_request', 'password is required')
-  const scopes = narrowScope(params.scope, client.scopes)
+  const resource = tokenResource(tenant, params.resource)
+  const scopes = scopesForResource(narrowScope(params.scope, client.scopes), resource)
 
   const user = await checkPasswordThrottled(
     { tenant: tenant.name, username, password, address },
@@ -36,7 +38,13 @@ export async function passwordGrant(
 
   // RFC 6749 §4.3.3 allows a refresh token here; Tessera never gives one for this grant.
   return issueTokenResponse(
-    { sub: user.sub, clientId: client.clientId, scopes, claims: user.claims },
+    {
+      sub: user.sub,
+      clientId: client.clientId,
+      scopes,
+      claims: user.claims,
+      audience: audienceOf(tenant, resource),
+    },
     undefined,
     tenant,
     deps,

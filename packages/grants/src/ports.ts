@@ -175,6 +175,11 @@ export interface AuthorizationCodeRecord {
   nonce?: string
   /** OpenID Connect: the sign-in session the code came from (the `sid` claim). */
   sid?: string
+  /**
+   * The resources (RFC 8707) the authorization request named, as configured; absent when it
+   * named none. Tokens of the sign-in may be for these only.
+   */
+  resources?: string[]
   /** OpenID Connect: when the user typed the password (epoch milliseconds; `auth_time`). */
   authTime?: number
 }
@@ -197,6 +202,8 @@ export interface RefreshFamily {
   sid?: string
   /** OpenID Connect: when the user typed the password (epoch milliseconds; `auth_time`). */
   authTime?: number
+  /** The resources (RFC 8707) its sign-in named, as configured; absent when it named none. */
+  resources?: string[]
   createdAt: number
   /** Absolute end of the family (REFRESH_TOKEN_EXPIRATION_IN_HOURS after sign-in). */
   expiresAt: number

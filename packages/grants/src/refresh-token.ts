@@ -6,6 +6,7 @@ import { OAuthError } from './errors.js'
 import type { RotateResult } from './ports.js'
 import type { TokenParams } from './request.js'
 import { hasOpenIdScope } from './openid/claims.js'
+import { audienceOf, scopesForResource, tokenResource } from './resource.js'
 import { narrowScope } from './scope.js'
 
 /**
@@ -36,7 +37,7 @@ export async function refreshTokenGrant(
   const store = deps.refreshTokens
   let result: RotateResult
   let scopes: string[]
-  if (params.scope === undefined) {
+  if (params.scope === undefined && params.resource === undefined) {
     // Nothing to check between the read and the rotation: the store checks the client itself,
     // and the access token gets the family's whole scope.
     result = await store.rotateRefreshTokenForClient(
@@ -55,6 +56,8 @@ export async function refreshTokenGrant(
     // §6: the new access token may narrow the grant's scope; the refresh token keeps it whole.
     // Checked before the rotation, so that a refused scope leaves the token unspent.
     scopes = narrowScope(params.scope, splitScope(found.family.scope))
+    // RFC 8707 §2.2: a refresh may only name a resource its sign-in named.
+    scopesForResource(scopes, tokenResource(tenant, params.resource, found.family.resources ?? []))
     result = await store.rotateRefreshToken(tenant.name, oldHash, sha256Hex(next), deps.clock())
   }
   switch (result.status) {
@@ -69,8 +72,17 @@ export async function refreshTokenGrant(
   }
 
   const { family } = result
+  const resource = tokenResource(tenant, params.resource, family.resources ?? [])
+  scopes = scopesForResource(scopes, resource)
   return issueTokenResponse(
-    { sub: family.sub, clientId: client.clientId, scopes, claims: family.claims, family },
+    {
+      sub: family.sub,
+      clientId: client.clientId,
+      scopes,
+      claims: family.claims,
+      family,
+      audience: audienceOf(tenant, resource),
+    },
     next,
     tenant,
     deps,

@@ -40,7 +40,13 @@ function parseForm(raw: string): TokenParams {
   const params: Record<string, string> = Object.create(null) as Record<string, string>
   for (const [key, value] of new URLSearchParams(raw)) {
     checkName(key)
-    if (Object.hasOwn(params, key)) throw invalid(`parameter "${safeName(key)}" is repeated`)
+    if (Object.hasOwn(params, key)) {
+      // RFC 8707 §2: `resource` may be repeated, but a token is for one audience only.
+      if (key === 'resource') {
+        throw new OAuthError('invalid_target', 'a token request names at most one resource')
+      }
+      throw invalid(`parameter "${safeName(key)}" is repeated`)
+    }
     params[key] = value
   }
   // Empty values count as absent; deleting after the loop keeps "repeated" detection exact.

@@ -14,6 +14,7 @@ export const OAUTH_STATUS: Readonly<Record<OAuthErrorCode, number>> = {
   unauthorized_client: 400,
   unsupported_grant_type: 400,
   invalid_scope: 400,
+  invalid_target: 400,
   access_denied: 400,
   unsupported_response_type: 400,
   unsupported_token_type: 400,

@@ -361,6 +361,7 @@ class ServedTenantRuntime implements TenantRuntime {
       issuer,
       audience: tenant.audience ?? issuer,
       clients: new Map<string, Client>(tenant.clients.map((c) => [c.clientId, c])),
+      ...(tenant.resources === undefined ? {} : { resources: tenant.resources }),
       signer,
       ...(idTokenSigner === undefined ? {} : { idTokenSigner }),
       // Both algorithms verify while the tenant has the means: tokens signed before a switch

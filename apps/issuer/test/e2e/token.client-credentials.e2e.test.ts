@@ -208,7 +208,7 @@ describe('POST /token (client_credentials)', () => {
   })
 
   it('ignores parameters that no grant knows, and refuses wrong types and repeats', async () => {
-    expect((await serviceToken({ resource: 'https://x.test', audience: 'evil' })).status).toBe(200)
+    expect((await serviceToken({ audience: 'evil', requested_token_use: 'x' })).status).toBe(200)
     const typed = await postJson(issuer.url, HOST, {
       grant_type: 'client_credentials',
       client_id: BILLING.id,

@@ -50,6 +50,7 @@ export async function issueCode(
       ...(request.codeChallenge === undefined ? {} : { codeChallenge: request.codeChallenge }),
       ...(signIn === undefined ? {} : { sid: signIn.sid, authTime: signIn.authTime }),
       ...(nonce === undefined ? {} : { nonce }),
+      ...(request.resources === undefined ? {} : { resources: request.resources }),
     },
     signIn === undefined ? undefined : { keepPerSession: MAX_CODES_PER_SESSION_AND_CLIENT },
   )

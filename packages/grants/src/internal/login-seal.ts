@@ -23,6 +23,8 @@ export interface SealedLogin {
   codeChallenge?: string
   /** OpenID Connect: the request's nonce. */
   nonce?: string
+  /** The resources (RFC 8707) the request named, as configured. */
+  resources?: string[]
   /** A "Continue as …" form: the `sid` of the session whose user it names. */
   sid?: string
   /** base64url SHA-256 of the binding cookie's value. */
@@ -43,6 +45,7 @@ const ClaimsSchema = z.object({
   cc: z.string().optional(),
   nc: z.string().optional(),
   sid: z.string().optional(),
+  rsc: z.array(z.string()).optional(),
   bnd: z.string(),
 })
 
@@ -86,6 +89,7 @@ export function sealLogin(login: SealedLogin, key: Uint8Array): Promise<string> 
     ...(login.codeChallenge === undefined ? {} : { cc: login.codeChallenge }),
     ...(login.nonce === undefined ? {} : { nc: login.nonce }),
     ...(login.sid === undefined ? {} : { sid: login.sid }),
+    ...(login.resources === undefined ? {} : { rsc: login.resources }),
     bnd: login.bindingHash,
   })
     .setProtectedHeader({ alg: 'dir', enc: 'A256GCM' })
@@ -119,7 +123,7 @@ export async function openLogin(
   }
   const claims = ClaimsSchema.safeParse(payload)
   if (!claims.success || claims.data.tnt !== tenant) return undefined
-  const { jti, exp, tnt, cid, ruri, scp, st, cc, nc, sid, bnd } = claims.data
+  const { jti, exp, tnt, cid, ruri, scp, st, cc, nc, sid, rsc, bnd } = claims.data
   return {
     id: jti,
     tenant: tnt,
@@ -130,6 +134,7 @@ export async function openLogin(
     ...(cc === undefined ? {} : { codeChallenge: cc }),
     ...(nc === undefined ? {} : { nonce: nc }),
     ...(sid === undefined ? {} : { sid }),
+    ...(rsc === undefined ? {} : { resources: rsc }),
     bindingHash: bnd,
     expiresAt: exp * 1000,
   }

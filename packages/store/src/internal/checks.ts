@@ -112,6 +112,21 @@ function checkClaims(method: string, name: string, value: Record<string, unknown
   }
 }
 
+/**
+ * Resource URIs: a non-empty list of non-empty strings without whitespace, which the tables keep
+ * space-separated.
+ */
+function checkOptionalResources(method: string, name: string, value: unknown): void {
+  if (value === undefined) return
+  if (
+    !Array.isArray(value) ||
+    value.length === 0 ||
+    !value.every((uri) => typeof uri === 'string' && uri !== '' && !/\s/.test(uri))
+  ) {
+    throw new TypeError(`${method}: ${name} must be a non-empty list of URIs without whitespace`)
+  }
+}
+
 export function checkCode(method: string, code: AuthorizationCodeRecord): void {
   checkText(method, 'codeHash', code.codeHash)
   checkText(method, 'tenant', code.tenant)
@@ -127,6 +142,7 @@ export function checkCode(method: string, code: AuthorizationCodeRecord): void {
   checkOptionalText(method, 'nonce', code.nonce)
   checkOptionalText(method, 'sid', code.sid)
   checkOptionalTime(method, 'authTime', code.authTime)
+  checkOptionalResources(method, 'resources', code.resources)
 }
 
 function checkFamily(method: string, family: RefreshFamily): void {
@@ -142,6 +158,7 @@ function checkFamily(method: string, family: RefreshFamily): void {
   checkOptionalTime(method, 'family.revokedAt', family.revokedAt)
   checkOptionalText(method, 'family.sid', family.sid)
   checkOptionalTime(method, 'family.authTime', family.authTime)
+  checkOptionalResources(method, 'family.resources', family.resources)
 }
 
 /** The arguments of `redeemCode`; a family must belong to the tenant of the code it comes from. */

@@ -283,6 +283,16 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP TABLE login_transactions;
     `,
   },
+  {
+    // The resources (RFC 8707) a sign-in named, space-separated; NULL: none. A token of the
+    // sign-in may be for these only.
+    version: 15,
+    name: 'resource_indicators',
+    sql: `
+      ALTER TABLE authorization_codes ADD COLUMN resources TEXT;
+      ALTER TABLE refresh_families ADD COLUMN resources TEXT;
+    `,
+  },
 ]
 
 /**

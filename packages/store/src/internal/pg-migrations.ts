@@ -294,6 +294,15 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       DROP TABLE login_transactions;
     `,
   },
+  {
+    // The resources a sign-in named (see the SQLite migration 15).
+    version: 15,
+    name: 'resource_indicators',
+    sql: `
+      ALTER TABLE authorization_codes ADD COLUMN resources TEXT;
+      ALTER TABLE refresh_families ADD COLUMN resources TEXT;
+    `,
+  },
 ]
 
 /**

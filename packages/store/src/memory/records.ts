@@ -35,6 +35,7 @@ export function copyCode(c: AuthorizationCodeRecord): AuthorizationCodeRecord {
   if (c.nonce !== undefined) code.nonce = c.nonce
   if (c.sid !== undefined) code.sid = c.sid
   if (c.authTime !== undefined) code.authTime = c.authTime
+  if (c.resources !== undefined) code.resources = [...c.resources]
   return code
 }
 
@@ -53,6 +54,7 @@ export function copyFamily(f: RefreshFamily): RefreshFamily {
   if (f.sid !== undefined) family.sid = f.sid
   if (f.authTime !== undefined) family.authTime = f.authTime
   if (f.revokedAt !== undefined) family.revokedAt = f.revokedAt
+  if (f.resources !== undefined) family.resources = [...f.resources]
   return family
 }
 

@@ -18,6 +18,7 @@ export const CODE_COLUMN_NAMES = [
   'nonce',
   'sid',
   'auth_time',
+  'resources',
 ] as const
 
 export const CODE_COLUMNS = columnList(CODE_COLUMN_NAMES)
@@ -37,11 +38,12 @@ const CodeRowSchema = z.object({
   nonce: z.string().nullable(),
   sid: z.string().nullable(),
   auth_time: z.int().nullable(),
+  resources: z.string().nullable(),
 })
 
 /**
  * A code as the values of its row, in CODE_COLUMNS order: the claims as JSON text, absent fields
- * NULL. The nonce comes from the client verbatim, and is stored as `verbatim` says.
+ * NULL, the resources space-separated (a resource URI holds no space). The nonce comes from the client verbatim, and is stored as `verbatim` says.
  */
 export function codeValues(code: AuthorizationCodeRecord, verbatim: Verbatim): unknown[] {
   return [
@@ -59,6 +61,7 @@ export function codeValues(code: AuthorizationCodeRecord, verbatim: Verbatim): u
     code.nonce === undefined ? null : verbatim(code.nonce),
     code.sid ?? null,
     code.authTime ?? null,
+    code.resources === undefined ? null : code.resources.join(' '),
   ]
 }
 
@@ -83,5 +86,6 @@ export function parseCodeRow(row: unknown): AuthorizationCodeRecord {
   if (r.nonce !== null) code.nonce = r.nonce
   if (r.sid !== null) code.sid = r.sid
   if (r.auth_time !== null) code.authTime = r.auth_time
+  if (r.resources !== null) code.resources = r.resources.split(' ')
   return code
 }

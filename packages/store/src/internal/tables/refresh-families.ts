@@ -16,6 +16,7 @@ export const FAMILY_COLUMN_NAMES = [
   'created_at',
   'expires_at',
   'revoked_at',
+  'resources',
 ] as const
 
 export const FAMILY_COLUMNS = columnList(FAMILY_COLUMN_NAMES)
@@ -33,9 +34,10 @@ const FamilyRowSchema = z.object({
   created_at: z.int(),
   expires_at: z.int(),
   revoked_at: z.int().nullable(),
+  resources: z.string().nullable(),
 })
 
-/** A family as the values of its row, in FAMILY_COLUMNS order: claims as JSON, absent as NULL. */
+/** A family as the values of its row, in FAMILY_COLUMNS order: claims as JSON, resources space-separated, absent as NULL. */
 export function familyValues(family: RefreshFamily): unknown[] {
   return [
     family.tenant,
@@ -50,6 +52,7 @@ export function familyValues(family: RefreshFamily): unknown[] {
     family.createdAt,
     family.expiresAt,
     family.revokedAt ?? null,
+    family.resources === undefined ? null : family.resources.join(' '),
   ]
 }
 
@@ -72,5 +75,6 @@ export function parseFamilyRow(row: unknown): RefreshFamily {
   if (r.sid !== null) family.sid = r.sid
   if (r.auth_time !== null) family.authTime = r.auth_time
   if (r.revoked_at !== null) family.revokedAt = r.revoked_at
+  if (r.resources !== null) family.resources = r.resources.split(' ')
   return family
 }

@@ -32,6 +32,7 @@ const TokenFamilyRowSchema = z.object({
   created_at: z.int(),
   expires_at: z.int(),
   revoked_at: z.int().nullable(),
+  resources: z.string().nullable(),
   token_hash: z.string(),
   token_created_at: z.int(),
   token_spent_at: z.int().nullable(),
@@ -50,6 +51,7 @@ const good = {
   created_at: 1_741_597_200_000,
   expires_at: 1_744_189_200_000,
   revoked_at: null,
+  resources: 'https://mcp.example/mcp',
   token_hash: 'a1b2',
   token_created_at: 1_741_597_200_000,
   token_spent_at: null,
@@ -57,7 +59,7 @@ const good = {
 
 type Column = keyof typeof good
 const TEXT: Column[] = ['tenant', 'family_id', 'client_id', 'sub', 'scope', 'token_hash']
-const NULLABLE_TEXT: Column[] = ['code_hash', 'sid']
+const NULLABLE_TEXT: Column[] = ['code_hash', 'sid', 'resources']
 const INT: Column[] = ['created_at', 'expires_at', 'token_created_at']
 const NULLABLE_INT: Column[] = ['auth_time', 'revoked_at', 'token_spent_at']
 
@@ -126,6 +128,7 @@ describe('parseTokenFamilyRow', () => {
         authTime: 1_741_597_100_000,
         createdAt: 1_741_597_200_000,
         expiresAt: 1_744_189_200_000,
+        resources: ['https://mcp.example/mcp'],
       },
     })
     const spent = parseTokenFamilyRow({
@@ -134,6 +137,7 @@ describe('parseTokenFamilyRow', () => {
       sid: null,
       auth_time: null,
       revoked_at: 5,
+      resources: null,
       token_spent_at: 4,
     })
     expect(spent.token.spentAt).toBe(4)
@@ -141,6 +145,7 @@ describe('parseTokenFamilyRow', () => {
     expect(spent.family).not.toHaveProperty('codeHash')
     expect(spent.family).not.toHaveProperty('sid')
     expect(spent.family).not.toHaveProperty('authTime')
+    expect(spent.family).not.toHaveProperty('resources')
   })
 
   it('ignores columns it does not know, as the zod schema did', () => {

@@ -34,6 +34,7 @@ const TOKEN_FAMILY_COLUMNS = [
   ['created_at', 'int'],
   ['expires_at', 'int'],
   ['revoked_at', 'int?'],
+  ['resources', 'text?'],
   ['token_hash', 'text'],
   ['token_created_at', 'int'],
   ['token_spent_at', 'int?'],
@@ -106,6 +107,7 @@ function isTokenFamilyRow(row: unknown): row is TokenFamilyRow {
     isInt(r.created_at) &&
     isInt(r.expires_at) &&
     isIntOrNull(r.revoked_at) &&
+    isTextOrNull(r.resources) &&
     isText(r.token_hash) &&
     isInt(r.token_created_at) &&
     isIntOrNull(r.token_spent_at)
@@ -152,5 +154,6 @@ export function parseTokenFamilyRow(row: unknown): {
   if (r.sid !== null) family.sid = r.sid
   if (r.auth_time !== null) family.authTime = r.auth_time
   if (r.revoked_at !== null) family.revokedAt = r.revoked_at
+  if (r.resources !== null) family.resources = r.resources.split(' ')
   return { token, family }
 }

@@ -4,6 +4,7 @@ import { codeBoundContract } from './code-bound.js'
 import { codesContract } from './codes.js'
 import type { OpenStore } from './fixtures.js'
 import { grantRecordsContract } from './grant-records.js'
+import { resourcesContract } from './resources.js'
 import { keysContract } from './keys.js'
 import { lifecycleContract } from './lifecycle.js'
 import { marksContract } from './marks.js'
@@ -46,6 +47,7 @@ const SUITES: readonly ((open: OpenStore) => void)[] = [
   codesContract,
   refreshTokensContract,
   grantRecordsContract,
+  resourcesContract,
   sessionsContract,
   purgeContract,
   marksContract,
