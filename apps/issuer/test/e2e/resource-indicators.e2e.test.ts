@@ -3,10 +3,9 @@ import { describe, expect, it } from 'vitest'
 import { basicAuth, postForm, send } from '../support/http.js'
 import type { HttpResponse } from '../support/http.js'
 import { useIssuer } from '../support/issuer.js'
-import type { RunningIssuer } from '../support/issuer.js'
 import { pkce, readLoginPage, submitLogin } from '../support/oauth.js'
 
-// Issue #25 §1: resource indicators (RFC 8707) over HTTP against an issuer on SQLite.
+// Resource indicators (RFC 8707) over HTTP against an issuer on SQLite.
 const HOST = 'mcp.test'
 const CB = 'http://localhost:9000/cb'
 const MCP = 'https://mcp.example.test/mcp'
@@ -20,11 +19,8 @@ interface Tokens {
   scope: string
 }
 
-describe('resource indicators (RFC 8707) (#25)', () => {
-  let issuer: RunningIssuer
-  useIssuer('resources', (started) => {
-    issuer = started
-  })
+describe('resource indicators (RFC 8707)', () => {
+  const issuer = useIssuer({ config: 'resources' })
 
   function authorize(resources: string[], scope: string, challenge: string) {
     const query = new URLSearchParams({
