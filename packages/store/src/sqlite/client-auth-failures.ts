@@ -10,16 +10,32 @@ export function createSqliteFailureCounter({ db, use }: SqliteContext): SweptFai
   const select = db.prepare<[string, number]>(
     'SELECT count, reset_at FROM client_auth_failures WHERE "key" = ? AND reset_at > ?',
   )
+  // The two keys of an attempt that names a client (its client and its address) in one
+  // statement: the throttle reads them before every client authentication.
+  const selectPair = db.prepare<[string, string, number], { key: string }>(
+    `SELECT "key", count, reset_at FROM client_auth_failures
+     WHERE "key" IN (?, ?) AND reset_at > ?`,
+  )
   // Called after the sweep, under the write lock: a stored row is an open window.
   const count = db.prepare<[string, number]>(
     `INSERT INTO client_auth_failures ("key", count, reset_at) VALUES (?, 1, ?)
      ON CONFLICT ("key") DO UPDATE SET count = count + 1`,
   )
-  const read = (keys: readonly string[], now: number): (FailureWindow | undefined)[] =>
-    keys.map((key) => {
+  const read = (keys: readonly string[], now: number): (FailureWindow | undefined)[] => {
+    const [first, second] = keys
+    if (keys.length === 2 && first !== undefined && second !== undefined) {
+      const rows = selectPair.all(first, second, now)
+      if (rows.length === 0) return [undefined, undefined]
+      return keys.map((key) => {
+        const row = rows.find((open) => open.key === key)
+        return row === undefined ? undefined : parseWindow(row)
+      })
+    }
+    return keys.map((key) => {
       const row = select.get(key, now)
       return row === undefined ? undefined : parseWindow(row)
     })
+  }
   // IMMEDIATE takes the write lock first, so that the check and the counts of concurrent
   // calls, from any process on the file, never interleave.
   const record = db.transaction(
