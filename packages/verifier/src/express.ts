@@ -23,12 +23,14 @@ import type { VerifierOptions } from './options.js'
 import { renderError } from './render.js'
 import type { ErrorResponse } from './render.js'
 import type { Verifier } from './verifier.js'
+import { answerMetadata, metadataOf } from './internal/resource-metadata.js'
 import {
   checkRealm,
   checkRequiredScopes,
   checkScopes,
   createAuthenticator,
-  realmOf,
+  challengeOf,
+  challengeOptions,
   toVerifier,
 } from './internal/bearer.js'
 
@@ -70,14 +72,14 @@ export function bearer(
   options: BearerOptions = {},
 ): RequestHandler {
   const instance = toVerifier(verifier)
-  const realm = checkRealm(options.realm, 'bearer')
-  const authenticate = createAuthenticator(instance, realm)
+  const render = challengeOptions(instance, checkRealm(options.realm, 'bearer'))
+  const authenticate = createAuthenticator(instance, render)
   return (req, res, next) => {
     let pending: AuthContext | Promise<AuthContext>
     try {
       pending = authenticate(req.headers.authorization)
     } catch (error) {
-      send(res, renderError(error, { realm }))
+      send(res, renderError(error, render))
       return
     }
     if (pending instanceof Promise) {
@@ -86,7 +88,7 @@ export function bearer(
           req.auth = auth
           next()
         },
-        (error: unknown) => send(res, renderError(error, { realm })),
+        (error: unknown) => send(res, renderError(error, render)),
       )
     } else {
       // A token cache hit: no turn of the event loop to wait for.
@@ -112,10 +114,45 @@ export function requireScope(scope: string | readonly string[]): RequestHandler 
     try {
       checkScopes(req.auth, required)
     } catch (error) {
-      send(res, renderError(error, { realm: realmOf(req.auth) }))
+      send(res, renderError(error, challengeOf(req.auth)))
       return
     }
     next()
+  }
+}
+
+/**
+ * Serves the verifier's OAuth 2.0 Protected Resource Metadata (RFC 9728): answers GET and HEAD
+ * for `/.well-known/oauth-protected-resource` and, when the resource has a path, for
+ * `/.well-known/oauth-protected-resource{path}`, with the same JSON document
+ * (`Cache-Control: public, max-age=3600`). Every other request, other methods on those paths
+ * included, is passed on. Throws a `TypeError` when the verifier has no `resourceMetadata`.
+ *
+ * @example
+ * ```ts
+ * app.use(protectedResourceMetadata(verifier))
+ * app.use('/mcp', bearer(verifier))
+ * ```
+ * @see RFC 9728 §3
+ */
+export function protectedResourceMetadata(verifier: Verifier): RequestHandler {
+  const metadata = metadataOf(verifier)
+  if (metadata === undefined) {
+    throw new TypeError(
+      'protectedResourceMetadata: the verifier was created without resourceMetadata',
+    )
+  }
+  return (req, res, next) => {
+    // `originalUrl`: the path as the client sent it, also under a mount point.
+    const pathname = req.originalUrl.split('?')[0] ?? ''
+    const answer = answerMetadata(metadata, req.method, pathname)
+    if (answer === undefined) {
+      next()
+      return
+    }
+    res.statusCode = answer.status
+    for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value)
+    res.end(answer.body)
   }
 }
 

@@ -26,8 +26,10 @@ import {
   checkRealm,
   checkRequiredScopes,
   checkScopes,
+  challengeOptions,
   createAuthenticator,
 } from './internal/bearer.js'
+import { answerMetadata, metadataOf } from './internal/resource-metadata.js'
 
 /** Options of {@link verifyRequest}. */
 export interface VerifyRequestOptions {
@@ -69,11 +71,11 @@ export async function verifyRequest(
   verifier: Verifier,
   options: VerifyRequestOptions = {},
 ): Promise<VerifyRequestResult> {
-  const realm = checkRealm(options.realm, 'verifyRequest')
+  const render = challengeOptions(verifier, checkRealm(options.realm, 'verifyRequest'))
   const required =
     options.scope === undefined ? [] : checkRequiredScopes(options.scope, 'verifyRequest')
   try {
-    const auth = await createAuthenticator(verifier, realm)(request.headers.get('authorization'))
+    const auth = await createAuthenticator(verifier, render)(request.headers.get('authorization'))
     if (required.length > 0) checkScopes(auth, required)
     return { ok: true, auth }
   } catch (error) {
@@ -81,9 +83,41 @@ export async function verifyRequest(
       error instanceof VerifierError
         ? error
         : new VerifierError('ERR_TOKEN_INVALID', 'The access token is invalid', { cause: error })
-    const { status, headers, body } = renderError(refused, { realm })
+    const { status, headers, body } = renderError(refused, render)
     return { ok: false, error: refused, response: new Response(body, { status, headers }) }
   }
+}
+
+/**
+ * Serves the verifier's OAuth 2.0 Protected Resource Metadata (RFC 9728): answers GET and HEAD
+ * for `/.well-known/oauth-protected-resource` and, when the resource has a path, for
+ * `/.well-known/oauth-protected-resource{path}`, with the same JSON document
+ * (`Cache-Control: public, max-age=3600`). Every other request, other methods on those paths
+ * included, resolves to `undefined`, for the handler to answer. Throws a `TypeError` when the verifier has no `resourceMetadata`.
+ *
+ * @example
+ * ```ts
+ * const metadata = protectedResourceMetadataResponse(verifier, request)
+ * if (metadata !== undefined) return metadata
+ * ```
+ * @see RFC 9728 §3
+ */
+export function protectedResourceMetadataResponse(
+  verifier: Verifier,
+  request: { readonly method: string; readonly url: string },
+): Response | undefined {
+  const metadata = metadataOf(verifier)
+  if (metadata === undefined) {
+    throw new TypeError(
+      'protectedResourceMetadataResponse: the verifier was created without resourceMetadata',
+    )
+  }
+  const answer = answerMetadata(metadata, request.method, new URL(request.url).pathname)
+  if (answer === undefined) return undefined
+  return new Response(request.method === 'HEAD' ? null : answer.body, {
+    status: answer.status,
+    headers: answer.headers,
+  })
 }
 
 export type { AuthContext } from './auth.js'

@@ -19,6 +19,8 @@ export type { AccessTokenClaims, TokenHeader, VerifiedToken, Verifier } from './
 export type {
   Algorithm,
   FetchLike,
+  ProtectedResourceMetadata,
+  ResourceMetadataOptions,
   VerifierEvent,
   VerifierOptions,
   VerifierStats,

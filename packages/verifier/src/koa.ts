@@ -24,12 +24,14 @@ import type { VerifierOptions } from './options.js'
 import { renderError } from './render.js'
 import type { ErrorResponse } from './render.js'
 import type { Verifier } from './verifier.js'
+import { answerMetadata, metadataOf } from './internal/resource-metadata.js'
 import {
   checkRealm,
   checkRequiredScopes,
   checkScopes,
   createAuthenticator,
-  realmOf,
+  challengeOf,
+  challengeOptions,
   toVerifier,
 } from './internal/bearer.js'
 
@@ -67,8 +69,8 @@ export function bearer(
   options: BearerOptions = {},
 ): Middleware<KoaAuthState> {
   const instance = toVerifier(verifier)
-  const realm = checkRealm(options.realm, 'bearer')
-  const authenticate = createAuthenticator(instance, realm)
+  const render = challengeOptions(instance, checkRealm(options.realm, 'bearer'))
+  const authenticate = createAuthenticator(instance, render)
   // Not an async function: a token-cache hit (a plain value) goes straight on to `next`, without
   // a promise of its own; only a verification that waits (a Promise) is awaited.
   return (ctx, next) => {
@@ -77,7 +79,7 @@ export function bearer(
       // Node keeps header names in lower case: the header itself, without Koa's getter.
       pending = authenticate(ctx.req.headers.authorization)
     } catch (error) {
-      send(ctx, renderError(error, { realm }))
+      send(ctx, renderError(error, render))
       return Promise.resolve()
     }
     if (!(pending instanceof Promise)) {
@@ -91,7 +93,7 @@ export function bearer(
         return next()
       },
       (error: unknown) => {
-        send(ctx, renderError(error, { realm }))
+        send(ctx, renderError(error, render))
       },
     )
   }
@@ -115,10 +117,41 @@ export function requireScope(scope: string | readonly string[]): Middleware<KoaA
     try {
       checkScopes(auth, required)
     } catch (error) {
-      send(ctx, renderError(error, { realm: realmOf(auth) }))
+      send(ctx, renderError(error, challengeOf(auth)))
       return
     }
     await next()
+  }
+}
+
+/**
+ * Serves the verifier's OAuth 2.0 Protected Resource Metadata (RFC 9728): answers GET and HEAD
+ * for `/.well-known/oauth-protected-resource` and, when the resource has a path, for
+ * `/.well-known/oauth-protected-resource{path}`, with the same JSON document
+ * (`Cache-Control: public, max-age=3600`). Every other request, other methods on those paths
+ * included, is passed on. Throws a `TypeError` when the verifier has no `resourceMetadata`.
+ *
+ * @example
+ * ```ts
+ * app.use(protectedResourceMetadata(verifier))
+ * app.use(bearer(verifier))
+ * ```
+ * @see RFC 9728 §3
+ */
+export function protectedResourceMetadata(verifier: Verifier): Middleware {
+  const metadata = metadataOf(verifier)
+  if (metadata === undefined) {
+    throw new TypeError(
+      'protectedResourceMetadata: the verifier was created without resourceMetadata',
+    )
+  }
+  return (ctx, next) => {
+    const answer = answerMetadata(metadata, ctx.method, ctx.path)
+    if (answer === undefined) return next()
+    ctx.status = answer.status
+    ctx.set(answer.headers)
+    ctx.body = answer.body
+    return Promise.resolve()
   }
 }
 

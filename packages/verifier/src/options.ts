@@ -61,8 +61,64 @@ export interface VerifierOptions {
    * through a dispatcher used for those names only.
    */
   fetch?: FetchLike | undefined
+  /**
+   * Publishes the OAuth 2.0 Protected Resource Metadata of this API (RFC 9728) through the
+   * adapters' `protectedResourceMetadata` middleware, and names its URL in every 401 challenge
+   * (`resource_metadata="…"`). Off when absent.
+   */
+  resourceMetadata?: ResourceMetadataOptions | undefined
   /** The clock, in ms since the epoch. For tests; default `Date.now`. */
   now?: (() => number) | undefined
+}
+
+/**
+ * The fields of an RFC 9728 §2 Protected Resource Metadata document, in camelCase. The
+ * document always says `bearer_methods_supported: ["header"]`: the adapters read the
+ * `Authorization` header only.
+ */
+export interface ResourceMetadataOptions {
+  /**
+   * The resource identifier: an https (or http) URL without query or fragment. Default: the
+   * `audience` option when it is one string.
+   */
+  resource?: string | undefined
+  /** The authorization servers' issuer URLs. Default: the `issuer` option. */
+  authorizationServers?: readonly string[] | undefined
+  /** The scopes a client may request for this resource. */
+  scopesSupported?: readonly string[] | undefined
+  /** A human-readable name for the resource. */
+  resourceName?: string | undefined
+  /** A page of documentation for developers. */
+  resourceDocumentation?: string | undefined
+  /** The resource's policy on the use of data. */
+  resourcePolicyUri?: string | undefined
+  /** The resource's terms of service. */
+  resourceTosUri?: string | undefined
+  /** The resource's own JWK Set, for signed responses or encrypted requests. */
+  jwksUri?: string | undefined
+  /** JWS algorithms the resource signs responses with. */
+  resourceSigningAlgValuesSupported?: readonly string[] | undefined
+  /** Whether the resource supports mutual-TLS certificate-bound tokens (RFC 8705). */
+  tlsClientCertificateBoundAccessTokens?: boolean | undefined
+  /** The `authorization_details` types the resource accepts (RFC 9396). */
+  authorizationDetailsTypesSupported?: readonly string[] | undefined
+  /** JWS algorithms accepted for DPoP proofs (RFC 9449). */
+  dpopSigningAlgValuesSupported?: readonly string[] | undefined
+  /** Whether the resource always requires DPoP-bound tokens (RFC 9449). */
+  dpopBoundAccessTokensRequired?: boolean | undefined
+}
+
+/**
+ * An RFC 9728 §2 Protected Resource Metadata document, as served: snake_case members, the
+ * ones left unset absent.
+ */
+export interface ProtectedResourceMetadata {
+  resource: string
+  authorization_servers: string[]
+  bearer_methods_supported: ['header']
+  scopes_supported?: string[]
+  resource_name?: string
+  [member: string]: unknown
 }
 
 /**

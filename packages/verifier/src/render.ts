@@ -7,6 +7,11 @@ export interface RenderOptions {
    * characters RFC 6750 §3 allows in quoted values: `%x20-21 / %x23-5B / %x5D-7E`.
    */
   realm?: string
+  /**
+   * The URL of the resource's RFC 9728 metadata, named as `resource_metadata` in every
+   * challenge (RFC 9728 §5.1). Left out when absent or not quotable.
+   */
+  resourceMetadata?: string | undefined
 }
 
 /** The JSON body of an error response: the fields of the challenge, without `realm`. */
@@ -65,6 +70,7 @@ const GENERIC_INVALID = 'The access token is invalid'
  * - malformed `Authorization` header → 400 `invalid_request`;
  * - a refused token → 401 `invalid_token`;
  * - a missing scope → 403 `insufficient_scope` with `scope="…"`;
+ * - with `resourceMetadata`, every challenge (400, 401, 403) also names it (RFC 9728 §5.1);
  * - no usable signing keys → 503 with `Retry-After`: a key outage is not the client's fault;
  * - anything else (never expected) → 401 `invalid_token` with a generic description: the
  *   request fails closed, and nothing of the error reaches the client.
@@ -77,21 +83,24 @@ const GENERIC_INVALID = 'The access token is invalid'
  */
 export function renderError(error: unknown, options: RenderOptions = {}): ErrorResponse {
   const realm = quotable(options.realm ?? DEFAULT_REALM)
+  const metadata = options.resourceMetadata
+  const challenge = (status: 400 | 401 | 403, body: ErrorBody) =>
+    challengeOf(status, realm, metadata !== undefined && isQuotable(metadata) ? metadata : '', body)
   if (!(error instanceof VerifierError)) {
-    return challenge(401, realm, { error: 'invalid_token', error_description: GENERIC_INVALID })
+    return challenge(401, { error: 'invalid_token', error_description: GENERIC_INVALID })
   }
   const description = quotable(error.message)
   switch (error.code) {
     case 'ERR_TOKEN_MISSING':
-      return challenge(401, realm, { error_description: description })
+      return challenge(401, { error_description: description })
     case 'ERR_AUTHORIZATION_INVALID':
-      return challenge(400, realm, { error: 'invalid_request', error_description: description })
+      return challenge(400, { error: 'invalid_request', error_description: description })
     case 'ERR_INSUFFICIENT_SCOPE': {
       const scope = (error.scope ?? '')
         .split(' ')
         .filter((token) => isScopeToken(token))
         .join(' ')
-      return challenge(403, realm, {
+      return challenge(403, {
         error: 'insufficient_scope',
         error_description: description,
         ...(scope === '' ? {} : { scope }),
@@ -114,19 +123,25 @@ export function renderError(error: unknown, options: RenderOptions = {}): ErrorR
     case 'ERR_TOKEN_INVALID':
     case 'ERR_TOKEN_EXPIRED':
     case 'ERR_CLAIM_INVALID':
-      return challenge(401, realm, { error: 'invalid_token', error_description: description })
+      return challenge(401, { error: 'invalid_token', error_description: description })
   }
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' }
 
-function challenge(status: 400 | 401 | 403, realm: string, body: ErrorBody): ErrorResponse {
+function challengeOf(
+  status: 400 | 401 | 403,
+  realm: string,
+  resourceMetadata: string,
+  body: ErrorBody,
+): ErrorResponse {
   const params = [`realm="${realm}"`]
   // RFC 6750 §3.1: a request without authentication information gets no error attributes.
   if (body.error !== undefined) {
     params.push(`error="${body.error}"`, `error_description="${body.error_description}"`)
     if (body.scope !== undefined) params.push(`scope="${body.scope}"`)
   }
+  if (resourceMetadata !== '') params.push(`resource_metadata="${resourceMetadata}"`)
   return {
     status,
     headers: { ...JSON_HEADERS, 'www-authenticate': `Bearer ${params.join(', ')}` },

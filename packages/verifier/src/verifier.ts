@@ -1,6 +1,7 @@
 import type { Algorithm, VerifierOptions, VerifierStats } from './options.js'
 import { createEngine, verifierOf } from './internal/engine.js'
 import { resolveOptions } from './internal/options.js'
+import { attachMetadata } from './internal/resource-metadata.js'
 
 /**
  * The claims of a verified access token. `iss` and `exp` are always present and checked; the
@@ -75,6 +76,9 @@ export interface Verifier {
  * an HMAC secret, and `alg: none` or an algorithm outside `algorithms` is refused before any
  * network call.
  *
+ * With `resourceMetadata`, the adapters' `protectedResourceMetadata` serves the API's RFC 9728
+ * metadata, and their 401 challenges name its URL.
+ *
  * Not checked: `sub`, `jti` (no replay detection), `client_id`, the `typ` header, revocation
  * (the issuer is never asked), and proof-of-possession (`cnf`). `scope` is checked by the
  * adapters' `requireScope` only.
@@ -95,5 +99,6 @@ export interface Verifier {
  */
 export function createVerifier(options: VerifierOptions): Verifier {
   // Options are checked here, once; the engine's steps are what the adapters call.
-  return verifierOf(createEngine(resolveOptions(options)))
+  const settings = resolveOptions(options)
+  return attachMetadata(verifierOf(createEngine(settings)), settings.resourceMetadata)
 }

@@ -177,7 +177,7 @@ describe('verifier token parsing (property)', () => {
   })
 
   it(`the adapters' header parsing answers ${RUNS} arbitrary Authorization headers the same way`, async () => {
-    const authenticate = createAuthenticator(verifier, 'api')
+    const authenticate = createAuthenticator(verifier, { realm: 'api' })
     const headerValue = fc.oneof(
       text,
       tokenLike.map((token) => `Bearer ${token}`),

@@ -2,9 +2,11 @@ import type { AuthContext } from '../auth.js'
 import { VerifierError } from '../errors.js'
 import type { VerifierOptions } from '../options.js'
 import { DEFAULT_REALM, isQuotable, isScopeToken } from '../render.js'
+import type { RenderOptions } from '../render.js'
 import { createVerifier } from '../verifier.js'
 import type { VerifiedToken, Verifier } from '../verifier.js'
 import { engineOf } from './engine.js'
+import { metadataOf } from './resource-metadata.js'
 import { compactSegments } from './token.js'
 
 // RFC 6750 §2.1: credentials = "Bearer" 1*SP b64token
@@ -59,11 +61,17 @@ function checkB64Token(token: string): void {
   }
 }
 
-// The realm rides on the AuthContext under a symbol: invisible to JSON and to `in` checks on
-// string keys, and cheaper than a WeakMap, whose entries weigh on every garbage collection.
-const REALM: unique symbol = Symbol('@tessera/verifier realm')
+// How to answer rides on the AuthContext under a symbol: invisible to JSON and to `in` checks
+// on string keys, and cheaper than a WeakMap, whose entries weigh on every garbage collection.
+const CHALLENGE: unique symbol = Symbol('@tessera/verifier challenge')
 
-type WithRealm = AuthContext & { [REALM]?: string }
+type WithChallenge = AuthContext & { [CHALLENGE]?: RenderOptions }
+
+/** How the middleware of `verifier` answers in `realm`: the realm and the metadata URL. */
+export function challengeOptions(verifier: Verifier, realm: string): RenderOptions {
+  const metadata = metadataOf(verifier)
+  return metadata === undefined ? { realm } : { realm, resourceMetadata: metadata.url }
+}
 
 /**
  * Extracts and verifies the bearer token of a request's `Authorization` header: the
@@ -74,12 +82,12 @@ export type Authenticator = (
   header: string | null | undefined,
 ) => AuthContext | Promise<AuthContext>
 
-/** An {@link Authenticator} for the requests of one middleware, answering in `realm`. */
-export function createAuthenticator(verifier: Verifier, realm: string): Authenticator {
+/** An {@link Authenticator} for the requests of one middleware, answering per `render`. */
+export function createAuthenticator(verifier: Verifier, render: RenderOptions): Authenticator {
   const toAuth = (token: string, { payload, protectedHeader }: VerifiedToken): AuthContext => {
     const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : []
-    // requireScope answers in the realm of the bearer middleware that verified the token.
-    const auth: WithRealm = { token, payload, protectedHeader, scopes, [REALM]: realm }
+    // requireScope answers as the bearer middleware that verified the token would.
+    const auth: WithChallenge = { token, payload, protectedHeader, scopes, [CHALLENGE]: render }
     return auth
   }
   const engine = engineOf(verifier)
@@ -109,9 +117,9 @@ export function createAuthenticator(verifier: Verifier, realm: string): Authenti
   }
 }
 
-/** The realm under which `auth` was verified, for a later 403. */
-export function realmOf(auth: WithRealm | undefined): string {
-  return auth?.[REALM] ?? DEFAULT_REALM
+/** How the middleware that verified `auth` answers (realm, metadata URL), for a later 403. */
+export function challengeOf(auth: WithChallenge | undefined): RenderOptions {
+  return auth?.[CHALLENGE] ?? { realm: DEFAULT_REALM }
 }
 
 /** Throws `ERR_TOKEN_MISSING` without `auth`, `ERR_INSUFFICIENT_SCOPE` when a scope lacks. */

@@ -1,5 +1,7 @@
 import * as z from 'zod'
 import type { Algorithm, FetchLike, VerifierEvent, VerifierOptions } from '../options.js'
+import { ResourceMetadataSchema, resolveResourceMetadata } from './resource-metadata.js'
+import type { ResolvedResourceMetadata } from './resource-metadata.js'
 
 /** The HS256 secret's minimum length, as the issuer demands of `JWT_SECRET`. */
 export const MIN_SECRET_LENGTH = 32
@@ -22,6 +24,7 @@ export interface ResolvedOptions {
   onEvent: ((event: VerifierEvent) => void) | undefined
   fetch: FetchLike | undefined
   now: () => number
+  resourceMetadata: ResolvedResourceMetadata | undefined
 }
 
 const httpUrl = z.string().refine(
@@ -66,6 +69,7 @@ const OptionsSchema = z.strictObject({
   onEvent: fn<(event: VerifierEvent) => void>().optional(),
   fetch: fn<FetchLike>().optional(),
   now: fn<() => number>().optional(),
+  resourceMetadata: ResourceMetadataSchema.optional(),
 })
 
 function fail(path: string, message: string): never {
@@ -91,7 +95,10 @@ export function resolveOptions(input: VerifierOptions): ResolvedOptions {
   if (!parsed.success) {
     const issue = parsed.error.issues[0]
     if (issue === undefined) throw new TypeError('createVerifier: invalid options')
-    if (issue.code === 'unrecognized_keys') fail(issue.keys.join(', '), 'not an option')
+    const at = issue.path.map((segment) => `${String(segment)}.`).join('')
+    if (issue.code === 'unrecognized_keys') {
+      fail(issue.keys.map((key) => at + key).join(', '), 'not an option')
+    }
     fail(issue.path.map(String).join('.'), issue.message.replace(/^Invalid input: /, ''))
   }
   const options = parsed.data
@@ -130,5 +137,9 @@ export function resolveOptions(input: VerifierOptions): ResolvedOptions {
     onEvent: options.onEvent,
     fetch: options.fetch,
     now: options.now ?? Date.now,
+    resourceMetadata:
+      options.resourceMetadata === undefined
+        ? undefined
+        : resolveResourceMetadata(options.resourceMetadata, audience, issuers),
   }
 }
