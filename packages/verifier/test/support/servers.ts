@@ -17,7 +17,7 @@ export interface TestServer {
   close(): Promise<void>
 }
 
-async function listen(
+export async function listen(
   handler: (req: IncomingMessage, res: ServerResponse) => void,
 ): Promise<TestServer> {
   const server: Server = createServer({ maxHeaderSize: MAX_HEADER_SIZE }, handler)
