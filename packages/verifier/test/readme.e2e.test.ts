@@ -327,6 +327,70 @@ describe('the README', () => {
   }
 })
 
+/** The blocks of a `## ` section of the README, by language. */
+function sectionBlocks(markdown: string, heading: string): Block[] {
+  const start = markdown.indexOf(`\n## ${heading}\n`)
+  expect(start, `section ${heading}`).toBeGreaterThan(-1)
+  const rest = markdown.slice(start + 1)
+  const end = rest.indexOf('\n## ', 1)
+  const part = end === -1 ? rest : rest.slice(0, end)
+  return [...part.matchAll(/^```(\w+)\n([\s\S]*?)^```$/gm)].map((match) => ({
+    lang: match[1]!,
+    code: match[2]!,
+  }))
+}
+
+describe('the README section "Protect an MCP server"', () => {
+  it('serves the metadata, names it in the 401, and leads to the issuer', async () => {
+    const program = sectionBlocks(README, 'Protect an MCP server').find((b) => b.lang === 'js')
+    expect(program, 'its js block').toBeDefined()
+    const dir = join(workDir, 'mcp')
+    mkdirSync(join(dir, 'node_modules', '@tessera'), { recursive: true })
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }))
+    symlinkSync(PACKAGE_DIR, join(dir, 'node_modules', '@tessera', 'verifier'), 'dir')
+    symlinkSync(
+      realpathSync(join(PACKAGE_DIR, 'node_modules', 'express')),
+      join(dir, 'node_modules', 'express'),
+      'dir',
+    )
+    const apiPort = await freePort()
+    writeFileSync(join(dir, 'server.js'), withPorts(program!.code, issuerPort, apiPort))
+    const server = await startServer(dir, apiPort)
+    try {
+      const api = `http://localhost:${apiPort}`
+      const anonymous = await fetch(`http://127.0.0.1:${apiPort}/mcp`, { method: 'POST' })
+      expect(anonymous.status).toBe(401)
+      const metadataUrl = `${api}/.well-known/oauth-protected-resource/mcp`
+      expect(anonymous.headers.get('www-authenticate')).toBe(
+        `Bearer realm="api", resource_metadata="${metadataUrl}"`,
+      )
+      const metadata = await defaultFetch(metadataUrl, {})
+      expect(metadata.status).toBe(200)
+      const document = (await metadata.json()) as { authorization_servers: string[] }
+      expect(document).toEqual({
+        resource: `${api}/mcp`,
+        authorization_servers: [`http://acme.localhost:${issuerPort}`],
+        bearer_methods_supported: ['header'],
+        scopes_supported: ['orders:read'],
+        resource_name: 'Acme orders (MCP)',
+      })
+      // The document as the README shows it, ports aside.
+      expect(withPorts(README, issuerPort, apiPort)).toContain(JSON.stringify(document))
+      // The client's next step: the authorization server's own metadata (RFC 8414).
+      const issuerUrl = document.authorization_servers[0]!
+      const discovery = await defaultFetch(
+        `${issuerUrl}/.well-known/oauth-authorization-server`,
+        {},
+      )
+      expect(discovery.status).toBe(200)
+      expect(await discovery.json()).toMatchObject({ issuer: issuerUrl })
+    } finally {
+      await stopServer(server.child)
+    }
+    expect(server.output()).not.toContain('Error')
+  })
+})
+
 /** Orders the imported packages as the install line lists them, so that only the sets differ. */
 function byInstallOrder(installed: string[]): (a: string, b: string) => number {
   const rank = (pkg: string): number => {
