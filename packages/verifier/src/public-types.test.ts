@@ -14,11 +14,21 @@ import type {
   VerifierEvent,
   VerifierOptions,
   VerifierStats,
+  ProtectedResourceMetadata,
+  ResourceMetadataOptions,
 } from './index.js'
-import { bearer as koaBearer, requireScope as koaRequireScope } from './koa.js'
+import {
+  bearer as koaBearer,
+  protectedResourceMetadata as koaMetadata,
+  requireScope as koaRequireScope,
+} from './koa.js'
 import type { KoaAuthState } from './koa.js'
-import { bearer as expressBearer, requireScope as expressRequireScope } from './express.js'
-import { verifyRequest } from './fetch.js'
+import {
+  bearer as expressBearer,
+  protectedResourceMetadata as expressMetadata,
+  requireScope as expressRequireScope,
+} from './express.js'
+import { protectedResourceMetadataResponse, verifyRequest } from './fetch.js'
 import type { VerifyRequestResult } from './fetch.js'
 
 describe('public types', () => {
@@ -90,6 +100,25 @@ describe('public types', () => {
     >().toEqualTypeOf<Response>()
     expectTypeOf(verifyRequest).parameter(0).toExtend<{ readonly headers: Headers }>()
     expectTypeOf<Request>().toExtend<Parameters<typeof verifyRequest>[0]>()
+  })
+
+  it('types the protected resource metadata option and middleware', () => {
+    expectTypeOf<{ resource: number }>().not.toExtend<ResourceMetadataOptions>()
+    expectTypeOf<VerifierOptions['resourceMetadata']>().toEqualTypeOf<
+      ResourceMetadataOptions | undefined
+    >()
+    expectTypeOf<{
+      issuer: string
+      resourceMetadata: { scopesSupported: string[] }
+    }>().toExtend<VerifierOptions>()
+    expectTypeOf(koaMetadata).parameter(0).toEqualTypeOf<Verifier>()
+    expectTypeOf(koaMetadata).returns.toEqualTypeOf<Middleware>()
+    expectTypeOf(expressMetadata).returns.toEqualTypeOf<RequestHandler>()
+    expectTypeOf(protectedResourceMetadataResponse).returns.toEqualTypeOf<Response | undefined>()
+    expectTypeOf<Request>().toExtend<Parameters<typeof protectedResourceMetadataResponse>[1]>()
+    expectTypeOf<ProtectedResourceMetadata['bearer_methods_supported']>().toEqualTypeOf<
+      ['header']
+    >()
   })
 
   it('exposes VerifierError as a class', () => {
