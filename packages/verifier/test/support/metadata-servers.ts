@@ -1,7 +1,5 @@
 import express from 'express'
 import Koa from 'koa'
-import { request as httpRequest } from 'node:http'
-import type { IncomingHttpHeaders } from 'node:http'
 import type { Verifier } from '../../src/index.js'
 import {
   bearer as koaBearer,
@@ -79,44 +77,5 @@ export function fetchMetadataServer(verifier: Verifier): Promise<TestServer> {
   })
 }
 
-/** A response as the tests compare it. */
-export interface Answer {
-  status: number
-  headers: IncomingHttpHeaders
-  body: string
-}
-
-/** A request with any method and raw headers. */
-export function send(
-  method: string,
-  url: string,
-  headers: Record<string, string> = {},
-): Promise<Answer> {
-  const target = new URL(url)
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      {
-        method,
-        host: target.hostname,
-        port: target.port,
-        path: target.pathname,
-        headers,
-        agent: false,
-      },
-      (res) => {
-        const chunks: Buffer[] = []
-        res.on('data', (chunk: Buffer) => chunks.push(chunk))
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: Buffer.concat(chunks).toString('utf8'),
-          }),
-        )
-        res.on('error', reject)
-      },
-    )
-    req.on('error', reject)
-    req.end()
-  })
-}
+export { send } from './servers.js'
+export type { Received as Answer } from './servers.js'

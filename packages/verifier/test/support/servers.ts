@@ -107,10 +107,20 @@ export interface Received {
 
 /** A GET with raw headers (fetch would normalise or refuse some of them). */
 export function get(url: string, headers: Record<string, string> = {}): Promise<Received> {
+  return send('GET', url, headers)
+}
+
+/** A request of any method with raw headers and no body. */
+export function send(
+  method: string,
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<Received> {
   const target = new URL(url)
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       {
+        method,
         host: target.hostname,
         port: target.port,
         path: target.pathname,
