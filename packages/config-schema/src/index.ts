@@ -21,6 +21,8 @@ export type {
   ClientAssertionAlgorithm,
   ClientJwk,
   ConfigIssue,
+  DynamicClientOrigin,
+  DynamicClientsConfig,
   GrantType,
   IntrospectionScope,
   JwtAlgorithm,
@@ -29,7 +31,13 @@ export type {
   Tenant,
   TokenEndpointAuthMethod,
 } from './model.js'
-export { ClientSchema, TenantFileSchema, TenantResourceSchema } from './schema.js'
+export {
+  ClientSchema,
+  RedirectUriSchema,
+  TenantFileSchema,
+  TenantResourceSchema,
+} from './schema.js'
+export { DEFAULT_MAX_REGISTRATIONS, DynamicClientsSchema } from './dynamic-clients.js'
 export type { TenantFile, TenantResource } from './schema.js'
 export { parseConfig } from './parse-config.js'
 export type { ConfigDocument, ParseConfigOptions, ParseConfigResult } from './parse-config.js'

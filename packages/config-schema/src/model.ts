@@ -104,6 +104,37 @@ export interface Client {
   jwks?: { keys: ClientJwk[] }
   /** ...or the URL they are fetched from (`jwks_uri`). */
   jwksUri?: string
+  /**
+   * A registered client's secret as its SHA-256 (lower-case hex), instead of `clientSecret`:
+   * the store never holds a registered secret in clear.
+   */
+  clientSecretHash?: string
+  /** Set for a client the tenant file does not list; such a client needs the user's consent. */
+  dynamic?: DynamicClientOrigin
+}
+
+/** How a client the tenant file does not list came to be known. */
+export type DynamicClientOrigin =
+  /** Registered at /register (RFC 7591). */
+  | { kind: 'registered' }
+  /**
+   * Named by its https `client_id` URL (a client ID metadata document); `host` is that URL's
+   * host, with its port when not the default, shown to the user on the consent page.
+   */
+  | { kind: 'metadata-document'; host: string }
+
+/** A tenant's `dynamic_clients` section, normalised. */
+export interface DynamicClientsConfig {
+  /** POST /register and RFC 7592 management. */
+  registration: boolean
+  /** The initial access token /register requires, resolved; absent: open registration. */
+  registrationToken?: string
+  /** https `client_id` URLs are fetched as client ID metadata documents. */
+  metadataDocuments: boolean
+  /** The scopes dynamic clients may get. */
+  scopes: string[]
+  /** Live registrations per tenant. */
+  maxRegistrations: number
 }
 
 /** One tenant, normalised. */
@@ -123,6 +154,8 @@ export interface Tenant {
    * The resource servers clients may name with `resource` (RFC 8707); absent when none are listed.
    */
   resources?: Resource[]
+  /** Clients the file does not list; absent when the tenant allows none. */
+  dynamicClients?: DynamicClientsConfig
   source: SourceLocation
 }
 

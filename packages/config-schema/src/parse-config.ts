@@ -245,6 +245,18 @@ function toTenant(
     )
   }
   if (resolved.jwtSecret !== undefined) tenant.jwtSecret = resolved.jwtSecret
+  const dynamic = spec.dynamic_clients
+  if (dynamic !== undefined && (dynamic.registration || dynamic.metadata_documents)) {
+    tenant.dynamicClients = {
+      registration: dynamic.registration,
+      metadataDocuments: dynamic.metadata_documents,
+      scopes: dynamic.scopes ?? [],
+      maxRegistrations: dynamic.max_registrations,
+      ...(resolved.registrationToken === undefined
+        ? {}
+        : { registrationToken: resolved.registrationToken }),
+    }
+  }
   return tenant
 }
 

@@ -12,7 +12,6 @@
 import * as z from 'zod'
 import {
   ClientIdSchema,
-  ENV_NAME,
   HostSchema,
   MIN_SECRET_LENGTH,
   SCOPE_TOKEN,
@@ -25,56 +24,24 @@ import {
   TokenEndpointAuthMethodSchema,
 } from './internal/client-keys.js'
 import { OriginSchema } from './internal/origin.js'
+import {
+  ScopeListSchema,
+  secretSchema,
+  strictObject,
+  uniqueList,
+} from './internal/schema-parts.js'
+import { DynamicClientsSchema } from './dynamic-clients.js'
 import { normaliseResourceUri } from './resource-uri.js'
 import { GRANT_TYPES, INTROSPECTION_SCOPES, JWT_ALGORITHMS } from './model.js'
 import type { GrantType } from './model.js'
-
-/** A strict object whose unknown-key issue names the keys that are allowed. */
-function strictObject<Shape extends z.core.$ZodLooseShape>(shape: Shape) {
-  const known = Object.keys(shape).join(', ')
-  return z.strictObject(shape, {
-    error: (issue) =>
-      issue.code === 'unrecognized_keys' ? `unknown field; expected one of ${known}` : undefined,
-  })
-}
-
-/** A list whose string items must be unique; a duplicate is reported at its own index. */
-function uniqueList<Item extends z.ZodType<string>>(item: Item, noun: string) {
-  return z.array(item).superRefine(
-    (values, ctx) => {
-      // Items that failed their own schema are reported already; compare only the valid ones.
-      const failed = new Set(ctx.issues.map((issue) => issue.path?.[0]))
-      const seen = new Set<string>()
-      values.forEach((value, index) => {
-        if (failed.has(index) || typeof value !== 'string') return
-        if (seen.has(value)) {
-          ctx.addIssue({ code: 'custom', message: `duplicate ${noun} "${value}"`, path: [index] })
-        }
-        seen.add(value)
-      })
-    },
-    // Run even when some items failed, so that every problem is reported in one go.
-    { when: (payload) => Array.isArray(payload.value) },
-  )
-}
-
-/** `{env: VAR_NAME}`: the value is read from that environment variable when the config loads. */
-const EnvReferenceSchema = strictObject({
-  env: z.string().regex(ENV_NAME, 'must be an environment variable name'),
-}).describe('Read the value from this environment variable')
-
-function secretSchema(literal: z.ZodString) {
-  return z.union([literal, EnvReferenceSchema], {
-    error: 'must be a string or {env: VARIABLE_NAME}',
-  })
-}
 
 // RFC 3986 §3.1 scheme; a private-use one must hold a dot: a reversed domain name the app's
 // owner controls (RFC 8252 §7.1). That rule alone also keeps out javascript:, data:, file:,
 // vbscript:, blob: and every other scheme a browser would run or read locally.
 const SCHEME = /^([a-z][a-z0-9+.-]*):/i
 
-const RedirectUriSchema = z.string().superRefine((uri, ctx) => {
+/** A redirect URI as a client may register it: absolute, no fragment, http(s) or a private-use scheme with a dot. */
+export const RedirectUriSchema = z.string().superRefine((uri, ctx) => {
   // RFC 6749 §3.1.2: an absolute URI without a fragment, compared by exact match later on.
   const scheme = SCHEME.exec(uri)?.[1]?.toLowerCase()
   if (/\s/.test(uri) || !URL.canParse(uri) || scheme === undefined) {
@@ -284,11 +251,6 @@ export const ClientSchema = strictObject({
     },
   )
 
-const ScopeListSchema = uniqueList(
-  z.string().regex(SCOPE_TOKEN, 'must be a scope token: printable ASCII without spaces, " or \\'),
-  'scope',
-)
-
 /** One resource server of the tenant (RFC 8707): the URI clients send as `resource`. */
 const ResourceSchema = strictObject({
   uri: z
@@ -354,6 +316,9 @@ const TenantConfigSchema = strictObject({
   clients: z.array(ClientSchema).describe('The OAuth clients of the tenant'),
   resources: ResourceListSchema.optional().describe(
     'The resource servers of the tenant (RFC 8707 resource indicators); default: none',
+  ),
+  dynamic_clients: DynamicClientsSchema.optional().describe(
+    'Clients the file does not list: registration (RFC 7591) and client ID metadata documents',
   ),
 })
 

@@ -27,6 +27,8 @@ export interface ResolvedSpec {
   jwtSecret: string | undefined
   /** Client secrets by client index. */
   clientSecrets: Map<number, string>
+  /** `dynamic_clients.registration_token`, read from the environment when given as `{env}`. */
+  registrationToken: string | undefined
 }
 
 /** Resolves the `config`/`spec` mapping found at `base`, reporting every problem on the way. */
@@ -91,9 +93,15 @@ export function resolveSpec(spec: unknown, base: FieldPath, context: ResolveCont
       if (secret !== undefined) clientSecrets.set(index, secret)
     })
   }
+  const dynamic = isRecord(fields.dynamic_clients) ? fields.dynamic_clients : {}
+  const registrationToken = resolveSecret(
+    dynamic.registration_token,
+    [...base, 'dynamic_clients', 'registration_token'],
+    MIN_CLIENT_SECRET_LENGTH,
+  )
   // A copy of its length: an array grown by push keeps room for 17 entries, and every tenant
   // keeps this one (ten thousand tenants, 1.5 MB).
-  return { ok, providers: providers.slice(), jwtSecret, clientSecrets }
+  return { ok, providers: providers.slice(), jwtSecret, clientSecrets, registrationToken }
 }
 
 /** The variable name of a well-formed `{env: NAME}`, else undefined (the schema reports it). */
