@@ -1,5 +1,6 @@
 import type { Client } from '@tessera/config-schema'
 import { isConfidentialClient } from './client-auth.js'
+import { findClient } from './client-lookup.js'
 import type { TenantContext } from './context.js'
 import { OAuthError } from './errors.js'
 import type { OAuthErrorCode } from './errors.js'
@@ -151,10 +152,10 @@ function parseOpenIdRequest(
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.1.1
  * @see https://www.rfc-editor.org/rfc/rfc7636#section-4.3
  */
-export function parseAuthorizationRequest(
+export async function parseAuthorizationRequest(
   query: Iterable<[string, string]>,
   tenant: TenantContext,
-): AuthorizeOutcome {
+): Promise<AuthorizeOutcome> {
   const params = new Map<string, string>()
   const repeated = new Set<string>()
   // RFC 8707 §2: `resource` is the one parameter that may be repeated.
@@ -172,7 +173,13 @@ export function parseAuthorizationRequest(
   if (clientId === undefined || repeated.has('client_id')) {
     return { kind: 'error-page', description: 'The request has no valid client_id.' }
   }
-  const client = tenant.clients.get(clientId.toLowerCase())
+  let client: Client | undefined
+  try {
+    client = await findClient(tenant, clientId)
+  } catch (error) {
+    if (error instanceof OAuthError) return { kind: 'error-page', description: error.description }
+    throw error
+  }
   if (client === undefined) {
     return { kind: 'error-page', description: 'The client is not known to this server.' }
   }

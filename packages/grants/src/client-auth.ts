@@ -8,6 +8,7 @@ import {
 } from './client-assertion.js'
 import { clientAuthKeys, countFailure, refuseWhenThrottled } from './client-auth-throttle.js'
 import type { ClientAuthAttempt } from './client-auth-throttle.js'
+import { findClient } from './client-lookup.js'
 import type { GrantDeps, TenantContext } from './context.js'
 import { sha256 } from './crypto.js'
 import { OAuthError } from './errors.js'
@@ -65,7 +66,11 @@ type Fail = (reason: ClientAuthFailureReason, description: string, detail?: stri
  * skip PKCE or introspect.
  */
 export function isConfidentialClient(client: Client): boolean {
-  return client.clientSecret !== undefined || client.tokenEndpointAuthMethod === 'private_key_jwt'
+  return (
+    client.clientSecret !== undefined ||
+    client.clientSecretHash !== undefined ||
+    client.tokenEndpointAuthMethod === 'private_key_jwt'
+  )
 }
 
 /**
@@ -85,7 +90,7 @@ export function isConfidentialClient(client: Client): boolean {
  */
 export async function authenticateClient(
   request: ClientAuthRequest,
-  tenant: Pick<TenantContext, 'name' | 'issuer' | 'clients'>,
+  tenant: Pick<TenantContext, 'name' | 'issuer' | 'clients' | 'dynamicClients'>,
   deps: ClientAuthDeps,
 ): Promise<AuthenticatedClient> {
   const presented = present(request)
@@ -106,7 +111,7 @@ export async function authenticateClient(
   try {
     return presented.kind === 'assertion'
       ? await authenticateByAssertion(presented, request, tenant, deps, fail)
-      : authenticateBySecret(presented.credentials, tenant.clients, fail)
+      : await authenticateBySecret(presented.credentials, tenant, fail)
   } catch (error) {
     if (!(error instanceof OAuthError) || error.code !== 'invalid_client') throw error
     // The assertion's own checks name the rule broken; that is the detail logged.
@@ -178,7 +183,7 @@ function claimedClientId(
 async function authenticateByAssertion(
   presented: Extract<Presented, { kind: 'assertion' }>,
   request: ClientAuthRequest,
-  tenant: Pick<TenantContext, 'name' | 'issuer' | 'clients'>,
+  tenant: Pick<TenantContext, 'name' | 'issuer' | 'clients' | 'dynamicClients'>,
   deps: ClientAuthDeps,
   fail: Fail,
 ): Promise<AuthenticatedClient> {
@@ -201,7 +206,7 @@ async function authenticateByAssertion(
   if (typeof sub === 'string' && sub.toLowerCase() !== clientId.toLowerCase()) {
     throw fail('bad_assertion', 'client_id differs from the sub of client_assertion')
   }
-  const client = tenant.clients.get(clientId.toLowerCase())
+  const client = await findClient(tenant, clientId)
   if (client === undefined) {
     throw fail('unknown_client', 'client authentication failed', 'no such client')
   }
@@ -223,17 +228,17 @@ async function authenticateByAssertion(
   return { client, method: 'private_key_jwt' }
 }
 
-function authenticateBySecret(
+async function authenticateBySecret(
   presented: PresentedCredentials,
-  clients: ReadonlyMap<string, Client>,
+  tenant: Pick<TenantContext, 'clients' | 'dynamicClients'>,
   fail: Fail,
-): AuthenticatedClient {
+): Promise<AuthenticatedClient> {
   const failed = 'client authentication failed'
   if (presented.malformed === true) {
     throw fail('malformed_basic', 'malformed HTTP Basic credentials')
   }
   let client: Client | undefined
-  for (const id of presented.clientIds) client ??= clients.get(id.toLowerCase())
+  for (const id of presented.clientIds) client ??= await findClient(tenant, id)
   if (client === undefined) {
     // Spend the same work as a real comparison so response time does not reveal client ids.
     secretMatches(presented.clientSecrets ?? ['', ''], UNKNOWN_CLIENT_DIGEST)
@@ -242,7 +247,8 @@ function authenticateBySecret(
   if (client.tokenEndpointAuthMethod === 'private_key_jwt') {
     throw fail('wrong_method', `${failed}: this client must use private_key_jwt`)
   }
-  if (client.clientSecret === undefined) {
+  const expectedDigest = clientSecretDigest(client)
+  if (expectedDigest === undefined) {
     if (presented.clientSecrets !== undefined) {
       throw fail('unexpected_secret', failed, 'a secret was sent for a public client')
     }
@@ -251,7 +257,7 @@ function authenticateBySecret(
   if (presented.clientSecrets === undefined) {
     throw fail('missing_secret', failed, 'no secret was sent for a confidential client')
   }
-  if (!secretMatches(presented.clientSecrets, secretDigest(client, client.clientSecret))) {
+  if (!secretMatches(presented.clientSecrets, expectedDigest)) {
     throw fail('wrong_secret', failed, 'the secret does not match')
   }
   const method = presented.basic ? 'client_secret_basic' : 'client_secret_post'
@@ -317,6 +323,13 @@ function formDecode(value: string): string | undefined {
 // brings new ones) and again should that object's secret ever differ from the one hashed.
 const digests = new WeakMap<Client, { secret: string; digest: Buffer }>()
 const UNKNOWN_CLIENT_DIGEST = sha256('x')
+
+/** The SHA-256 of a client's secret: configured in clear, or registered as its hash. */
+function clientSecretDigest(client: Client): Buffer | undefined {
+  if (client.clientSecret !== undefined) return secretDigest(client, client.clientSecret)
+  if (client.clientSecretHash !== undefined) return Buffer.from(client.clientSecretHash, 'hex')
+  return undefined
+}
 
 function secretDigest(client: Client, secret: string): Buffer {
   let cached = digests.get(client)

@@ -1,5 +1,6 @@
 import type { Client, Resource } from '@tessera/config-schema'
 import type { JWTPayload, TokenSigner } from '@tessera/keys'
+import type { DynamicClientSource } from './dynamic-ports.js'
 import type {
   AuthorizationCodeStore,
   ClientKeys,
@@ -20,7 +21,10 @@ export interface TenantContext {
   issuer: string
   /** `aud` of the access tokens. */
   audience: string
+  /** The clients the tenant file lists, by lower-cased client_id. */
   clients: ReadonlyMap<string, Client>
+  /** Clients the tenant file does not list; absent when the tenant allows none. */
+  dynamicClients?: DynamicClientSource
   /** The resource servers clients may name with `resource` (RFC 8707); absent: none. */
   resources?: readonly Resource[]
   signer: TokenSigner

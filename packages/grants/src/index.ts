@@ -69,3 +69,11 @@ export type {
   SessionStore,
   ExpiryStore,
 } from './ports.js'
+export type {
+  ClientRegistrationStore,
+  ConsentRecord,
+  ConsentStore,
+  DynamicClientSource,
+  RegisteredClientRecord,
+} from './dynamic-ports.js'
+export { findClient } from './client-lookup.js'

@@ -1,7 +1,9 @@
 import type { Client } from '@tessera/config-schema'
 import type { AuthorizationRequest } from './authorize.js'
 import { isConfidentialClient } from './client-auth.js'
+import { findClient } from './client-lookup.js'
 import type { GrantDeps, TenantContext } from './context.js'
+import { OAuthError } from './errors.js'
 import { randomToken, sha256 } from './crypto.js'
 import { issueCode } from './internal/issue-code.js'
 import { loginSealKey, openLogin, sealLogin } from './internal/login-seal.js'
@@ -152,7 +154,13 @@ export async function completeLogin(
         'This sign-in form belongs to another browser session, or a newer one was opened in another tab. Sign in again from the application.',
     }
   }
-  const client = tenant.clients.get(sealed.clientId)
+  let client: Client | undefined
+  try {
+    client = await findClient(tenant, sealed.clientId)
+  } catch (error) {
+    if (error instanceof OAuthError) return { kind: 'error-page', description: error.description }
+    throw error
+  }
   if (
     client === undefined ||
     !stillAllowed(client, sealed.redirectUri, sealed.scope, sealed.codeChallenge)

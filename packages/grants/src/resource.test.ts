@@ -157,18 +157,18 @@ describe('resource at /authorize', () => {
     ...resources.map((uri) => ['resource', uri] as [string, string]),
   ]
 
-  it('keeps every resource named, as configured, once each', () => {
-    const outcome = parseAuthorizationRequest(
+  it('keeps every resource named, as configured, once each', async () => {
+    const outcome = await parseAuthorizationRequest(
       query([MCP, 'HTTPS://mcp.acme.test/mcp', BILLING]),
       tenant,
     )
     expect(outcome).toMatchObject({ kind: 'login', request: { resources: [MCP, BILLING] } })
-    const none = parseAuthorizationRequest(query([]), tenant)
+    const none = await parseAuthorizationRequest(query([]), tenant)
     expect(none.kind === 'login' && none.request).not.toHaveProperty('resources')
   })
 
-  it('sends an unknown resource back as an invalid_target redirect', () => {
-    const outcome = parseAuthorizationRequest(query([MCP, 'https://other.test/']), tenant)
+  it('sends an unknown resource back as an invalid_target redirect', async () => {
+    const outcome = await parseAuthorizationRequest(query([MCP, 'https://other.test/']), tenant)
     expect(outcome.kind).toBe('redirect')
     const location = new URL(outcome.kind === 'redirect' ? outcome.location : '')
     expect(location.searchParams.get('error')).toBe('invalid_target')

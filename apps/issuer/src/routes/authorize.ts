@@ -200,7 +200,7 @@ function redirect(ctx: Context, location: string): void {
 export function authorizeRoute(deps: AuthorizeRouteDeps): Middleware<TenantState> {
   return async (ctx) => {
     const { context } = ctx.state.tenant
-    const outcome = parseAuthorizationRequest(new URLSearchParams(ctx.querystring), context)
+    const outcome = await parseAuthorizationRequest(new URLSearchParams(ctx.querystring), context)
     switch (outcome.kind) {
       case 'error-page':
         return errorPage(ctx, outcome.description)

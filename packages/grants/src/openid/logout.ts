@@ -1,4 +1,6 @@
 import type { Client } from '@tessera/config-schema'
+import { findClient } from '../client-lookup.js'
+import { OAuthError } from '../errors.js'
 import type { GrantDeps, TenantContext } from '../context.js'
 import { sha256Hex } from '../crypto.js'
 import { MAX_STATE_LENGTH } from '../authorize.js'
@@ -71,7 +73,10 @@ export async function logout(
   const named = clientId ?? (hinted?.length === 1 ? hinted[0] : undefined)
   let client: Client | undefined
   if (named !== undefined) {
-    client = tenant.clients.get(named.toLowerCase())
+    client = await findClient(tenant, named).catch((error: unknown) => {
+      if (error instanceof OAuthError) return undefined
+      throw error
+    })
     if (client === undefined) {
       return { kind: 'error-page', description: 'The client is not known to this server.' }
     }

@@ -150,7 +150,10 @@ function depsWith(sessions = memorySessions()): GrantDeps & {
 
 const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'
 
-function authorize(params: Record<string, string>, tenant = tenantWith()): AuthorizeOutcome {
+function authorize(
+  params: Record<string, string>,
+  tenant = tenantWith(),
+): Promise<AuthorizeOutcome> {
   return parseAuthorizationRequest(
     Object.entries({
       client_id: client.clientId,
@@ -165,7 +168,8 @@ function authorize(params: Record<string, string>, tenant = tenantWith()): Autho
   )
 }
 
-function loginRequest(outcome: AuthorizeOutcome): AuthorizationRequest {
+async function loginRequest(pending: Promise<AuthorizeOutcome>): Promise<AuthorizationRequest> {
+  const outcome = await pending
   if (outcome.kind !== 'login') throw new Error(`expected the form, got ${JSON.stringify(outcome)}`)
   return outcome.request
 }
@@ -196,8 +200,8 @@ function liveSession(overrides: Partial<SessionRecord> = {}): {
 }
 
 describe('OpenID Connect authorization requests', () => {
-  it('parses nonce, prompt, max_age and login_hint only when the scope holds openid', () => {
-    const request = loginRequest(
+  it('parses nonce, prompt, max_age and login_hint only when the scope holds openid', async () => {
+    const request = await loginRequest(
       authorize({
         scope: 'openid profile',
         nonce: 'n-1',
@@ -212,7 +216,7 @@ describe('OpenID Connect authorization requests', () => {
       maxAge: 30,
       loginHint: 'alice',
     })
-    const plain = loginRequest(
+    const plain = await loginRequest(
       authorize({ scope: 'orders', nonce: 'x'.repeat(5000), prompt: 'bogus' }),
     )
     expect(plain.openid).toBeUndefined()
@@ -239,8 +243,8 @@ describe('OpenID Connect authorization requests', () => {
     ],
     [{ request: 'eyJ' }, 'request_not_supported', 'request objects are not supported'],
     [{ request_uri: 'https://x' }, 'request_uri_not_supported', 'request_uri is not supported'],
-  ])('redirects %j with %s', (params, error, description) => {
-    const outcome = authorize({ scope: 'openid', ...params })
+  ])('redirects %j with %s', async (params, error, description) => {
+    const outcome = await authorize({ scope: 'openid', ...params })
     expect(outcome.kind).toBe('redirect')
     const query = redirectParams((outcome as { location: string }).location)
     expect(query.get('error')).toBe(error)
@@ -249,18 +253,17 @@ describe('OpenID Connect authorization requests', () => {
     expect(query.get('iss')).toBe('https://acme.test')
   })
 
-  it('counts a nonce in characters, not UTF-16 units', () => {
-    expect(authorize({ scope: 'openid', nonce: '😀'.repeat(1024) }).kind).toBe('login')
+  it('counts a nonce in characters, not UTF-16 units', async () => {
+    expect((await authorize({ scope: 'openid', nonce: '😀'.repeat(1024) })).kind).toBe('login')
   })
 
-  it('ignores a login_hint over 256 characters', () => {
-    expect(
-      loginRequest(authorize({ scope: 'openid', login_hint: 'a'.repeat(257) })).openid?.loginHint,
-    ).toBeUndefined()
+  it('ignores a login_hint over 256 characters', async () => {
+    const request = await loginRequest(authorize({ scope: 'openid', login_hint: 'a'.repeat(257) }))
+    expect(request.openid?.loginHint).toBeUndefined()
   })
 
-  it('refuses openid for a client that does not list it', () => {
-    const outcome = parseAuthorizationRequest(
+  it('refuses openid for a client that does not list it', async () => {
+    const outcome = await parseAuthorizationRequest(
       Object.entries({
         client_id: plainClient.clientId,
         redirect_uri: 'https://app.test/cb',
@@ -282,7 +285,7 @@ describe('single sign-on', () => {
     const deps = depsWith()
     const { cookie, record } = liveSession()
     deps.sessionStore.sessions.set(record.idHash, record)
-    const request = loginRequest(authorize({ scope: 'openid', nonce: 'n-2' }))
+    const request = await loginRequest(authorize({ scope: 'openid', nonce: 'n-2' }))
     const outcome = await resumeSession(
       request,
       { cookie, address: '10.0.0.1' },
@@ -310,7 +313,7 @@ describe('single sign-on', () => {
     const { cookie, record } = liveSession()
     deps.sessionStore.sessions.set(record.idHash, record)
     const outcome = await resumeSession(
-      loginRequest(authorize({ scope: 'openid', ...params })),
+      await loginRequest(authorize({ scope: 'openid', ...params })),
       { cookie, address: '10.0.0.1' },
       tenantWith(),
       deps,
@@ -331,7 +334,7 @@ describe('single sign-on', () => {
       deps.sessionStore.sessions.set(record.idHash, record)
     }
     const outcome = await resumeSession(
-      loginRequest(authorize({ scope: 'openid', prompt: 'none', nonce: 'n' })),
+      await loginRequest(authorize({ scope: 'openid', prompt: 'none', nonce: 'n' })),
       { cookie, address: '10.0.0.1' },
       tenantWith(),
       deps,
@@ -353,7 +356,7 @@ describe('single sign-on', () => {
       lookups++
       return find(tenant, hash)
     }
-    const request = loginRequest(authorize({ scope: 'openid' }))
+    const request = await loginRequest(authorize({ scope: 'openid' }))
     for (let i = 0; i < 3; i++) {
       await resumeSession(
         request,
@@ -390,7 +393,7 @@ describe('single sign-on', () => {
     const { record, cookie } = liveSession({ sub: 'alice-sub' })
     deps.sessionStore.sessions.set(record.idHash, record)
     const { beginLogin } = await import('../login-form.js')
-    const request = loginRequest(authorize({ scope: 'openid', nonce: 'n-3' }))
+    const request = await loginRequest(authorize({ scope: 'openid', nonce: 'n-3' }))
     const form = await beginLogin(request, tenant, deps)
     const outcome = await completeLogin(
       {
@@ -442,7 +445,7 @@ describe('single sign-on', () => {
     const deps = depsWith()
     const tenant = tenantWith()
     const { beginLogin } = await import('../login-form.js')
-    const form = await beginLogin(loginRequest(authorize({ scope: 'orders' })), tenant, deps)
+    const form = await beginLogin(await loginRequest(authorize({ scope: 'orders' })), tenant, deps)
     const outcome = await completeLogin(
       {
         csrfToken: form.csrfToken,
