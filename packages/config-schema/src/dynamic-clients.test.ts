@@ -14,7 +14,11 @@ function parse(dynamicClients: unknown, env: Record<string, string> = {}) {
       dynamic_clients: dynamicClients,
     },
   }
-  return parseConfig([{ file: FILE, value }], { env, jwtSecret: JWT_SECRET, fileExists: () => true })
+  return parseConfig([{ file: FILE, value }], {
+    env,
+    jwtSecret: JWT_SECRET,
+    fileExists: () => true,
+  })
 }
 
 function problems(dynamicClients: unknown, env: Record<string, string> = {}): string[] {
@@ -49,9 +53,9 @@ describe('tenant dynamic_clients', () => {
     expect(problems({ metadata_documents: true })).toEqual([
       'config.dynamic_clients.scopes: scopes is required when registration or metadata_documents is on',
     ])
-    expect(
-      problems({ registration: true, registration_token: 'short', scopes: ['a'] }),
-    ).toEqual(['config.dynamic_clients.registration_token: must be at least 16 characters'])
+    expect(problems({ registration: true, registration_token: 'short', scopes: ['a'] })).toEqual([
+      'config.dynamic_clients.registration_token: must be at least 16 characters',
+    ])
     expect(problems({ registration: true, scopes: ['a'], max_registrations: 0 })).toEqual([
       'config.dynamic_clients.max_registrations: must be at least 1',
     ])

@@ -21,10 +21,7 @@ export const DynamicClientsSchema = strictObject({
   registration_token: secretSchema(
     z
       .string()
-      .min(
-        MIN_CLIENT_SECRET_LENGTH,
-        `must be at least ${MIN_CLIENT_SECRET_LENGTH} characters`,
-      ),
+      .min(MIN_CLIENT_SECRET_LENGTH, `must be at least ${MIN_CLIENT_SECRET_LENGTH} characters`),
   )
     .optional()
     .describe('Initial access token POST /register requires; absent: open registration'),

@@ -24,12 +24,7 @@ import {
   TokenEndpointAuthMethodSchema,
 } from './internal/client-keys.js'
 import { OriginSchema } from './internal/origin.js'
-import {
-  ScopeListSchema,
-  secretSchema,
-  strictObject,
-  uniqueList,
-} from './internal/schema-parts.js'
+import { ScopeListSchema, secretSchema, strictObject, uniqueList } from './internal/schema-parts.js'
 import { DynamicClientsSchema } from './dynamic-clients.js'
 import { normaliseResourceUri } from './resource-uri.js'
 import { GRANT_TYPES, INTROSPECTION_SCOPES, JWT_ALGORITHMS } from './model.js'

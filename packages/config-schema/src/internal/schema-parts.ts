@@ -51,4 +51,3 @@ export const ScopeListSchema = uniqueList(
   z.string().regex(SCOPE_TOKEN, 'must be a scope token: printable ASCII without spaces, " or \\'),
   'scope',
 )
-
