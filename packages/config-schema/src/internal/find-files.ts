@@ -42,8 +42,7 @@ export async function findYamlFiles(folder: string): Promise<string[]> {
       }
       if (isDirectory) {
         if (entry.name !== 'node_modules') await walk(path)
-      }
-      else if (isFile && YAML_FILE.test(entry.name)) found.push(path)
+      } else if (isFile && YAML_FILE.test(entry.name)) found.push(path)
     }
   }
 
