@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { runConformance } from '../support/conformance.js'
+import { runConformance, signIn } from '../support/conformance.js'
 import type { ConformanceRun } from '../support/conformance.js'
 import { useIssuer } from '../support/issuer.js'
 
@@ -24,8 +24,7 @@ describe('the MCP conformance suite, authorization command', () => {
       issuerUrl: issuer.url,
       clientId: CLIENT,
       resource: RESOURCE,
-      username: 'alice',
-      password: 'alice-password',
+      browse: signIn('alice', 'alice-password'),
     })
     expect(run.exitCode, run.output).toBe(0)
     // Its other check, client_id_metadata_document_supported, is a warning until the tenant

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { send } from './http.js'
+import type { HttpResponse } from './http.js'
 import { readLoginPage, submitLogin } from './oauth.js'
 
 // The MCP conformance suite's `authorization` command (@modelcontextprotocol/conformance), run
@@ -38,9 +39,11 @@ export interface ConformanceOptions {
   clientId: string
   /** `--resource`: sent at /authorize and /token. */
   resource?: string
-  /** The user who signs in on the login page. */
-  username: string
-  password: string
+  /**
+   * The browser's part for the authorization URL the suite prints: it must end with a request to
+   * the redirect URI the issuer answers with (see {@link signIn}).
+   */
+  browse: (authorizationUrl: URL) => Promise<void>
 }
 
 /** A port free right now, for the suite's callback server. */
@@ -53,23 +56,36 @@ async function freePort(): Promise<number> {
 }
 
 /**
- * The login a browser would do for the suite's authorization URL: the login page, the form
- * posted with its cookie, then the redirect followed to the suite's callback server.
+ * The login a browser would do for an authorization URL: the login page, the form posted with
+ * its cookie; answers the issuer's answer to the form.
  */
-async function signIn(url: URL, options: ConformanceOptions): Promise<void> {
+export async function submitLoginPage(
+  url: URL,
+  username: string,
+  password: string,
+): Promise<HttpResponse> {
   const base = `${url.protocol}//${url.host}`
   const page = readLoginPage(await send(base, { path: url.pathname + url.search, host: url.host }))
-  const posted = await submitLogin(
+  return submitLogin(
     base,
     url.host,
-    { csrf_token: page.csrfToken, username: options.username, password: options.password },
+    { csrf_token: page.csrfToken, username, password },
     page.cookie,
   )
-  const location = posted.headers.location
-  if (posted.status !== 303 || location === undefined) {
-    throw new Error(`the login answered ${posted.status}: ${posted.text.slice(0, 200)}`)
+}
+
+/** Follows the issuer's 303 to the redirect URI: the suite's callback server. */
+export async function followRedirect(answer: HttpResponse): Promise<void> {
+  const location = answer.headers.location
+  if (answer.status !== 303 || location === undefined) {
+    throw new Error(`the issuer answered ${answer.status}: ${answer.text.slice(0, 200)}`)
   }
   await fetch(location)
+}
+
+/** The browser's part for a client the tenant lists: sign in, then back to the client. */
+export function signIn(username: string, password: string): ConformanceOptions['browse'] {
+  return async (url) => followRedirect(await submitLoginPage(url, username, password))
 }
 
 /** Runs both authorization-server scenarios of the suite against `issuerUrl`. */
@@ -95,7 +111,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       output += chunk.toString('utf8')
       const line = output.split('\n').find((text) => text.startsWith(authorizePrefix))
       if (line === undefined || login !== undefined) return
-      login = signIn(new URL(line.trim()), options).catch((error: unknown) => {
+      login = options.browse(new URL(line.trim())).catch((error: unknown) => {
         loginError = error instanceof Error ? error : new Error(String(error))
         child.kill()
       })
