@@ -128,7 +128,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
 /** The checks.json of each scenario the suite saved under `outputDir`. */
 function readChecks(outputDir: string): Map<string, ConformanceCheck[]> {
   const scenarios = new Map<string, ConformanceCheck[]>()
-  for (const entry of readdirSync(outputDir)) {
+  for (const entry of readdirSync(outputDir).sort()) {
     // authorization-server-<scenario>-<ISO timestamp with dashes>
     const scenario = /^authorization-server-(.+)-\d{4}-\d{2}-\d{2}T/.exec(entry)?.[1]
     if (scenario === undefined) continue
