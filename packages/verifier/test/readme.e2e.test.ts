@@ -1,7 +1,5 @@
-import { execFile, spawn } from 'node:child_process'
-import type { ChildProcess } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import {
-  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -12,37 +10,35 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { startIssuerProcess } from '@tessera/test-support'
 import type { IssuerProcess } from '@tessera/test-support'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { defaultFetch } from '../src/internal/default-fetch.js'
+import {
+  API_PORT,
+  EXAMPLES_DIR,
+  JWT_SECRET,
+  PACKAGE_DIR,
+  README,
+  START_PORT,
+  exampleToken,
+  freePort,
+  packageOf,
+  startServer,
+  stopServer,
+  withPorts,
+} from './support/readme.js'
+import type { Block } from './support/readme.js'
 
 // The README's quick starts are run as written, against the example tenants
 // that `pnpm start` serves, so that the docs cannot drift from the package or the examples.
 
 const execFileAsync = promisify(execFile)
-const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url))
-const EXAMPLES_DIR = fileURLToPath(new URL('../../../examples/', import.meta.url))
-const README = readFileSync(join(PACKAGE_DIR, 'README.md'), 'utf8')
 const { version: VERSION } = JSON.parse(
   readFileSync(join(PACKAGE_DIR, 'package.json'), 'utf8'),
 ) as { version: string }
-const JWT_SECRET = 'readme-e2e-secret-0123456789-abcdefghij'
-// `pnpm start` listens on 3000 and the README's servers on 4000; here both run on free ports.
-const START_PORT = '3000'
-const API_PORT = '4000'
-
-interface Block {
-  lang: string
-  code: string
-}
 
 /** The fenced code blocks of each `### ` section under `## Quick start`, by heading. */
 function quickStartSections(markdown: string): Map<string, Block[]> {
@@ -61,12 +57,6 @@ function quickStartSections(markdown: string): Map<string, Block[]> {
     sections.set(heading, blocks)
   }
   return sections
-}
-
-/** The package a bare import specifier names (`@koa/router`, `hono` for `hono/cors`). */
-function packageOf(specifier: string): string {
-  const parts = specifier.split('/')
-  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!
 }
 
 /**
@@ -88,23 +78,6 @@ function exampleHosts(): Map<string, string> {
   return hosts
 }
 
-/** A port free right now: the kernel picks it, we release it and hand it to a child process. */
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
-
-/** The README's text with the documented ports replaced by the ones this test listens on. */
-function withPorts(text: string, issuerPort: number, apiPort?: number): string {
-  const issuerReplaced = text.replaceAll(`.localhost:${START_PORT}`, `.localhost:${issuerPort}`)
-  return apiPort === undefined
-    ? issuerReplaced
-    : issuerReplaced.replaceAll(`localhost:${API_PORT}`, `localhost:${apiPort}`)
-}
-
 const sections = quickStartSections(README)
 const QUICK_STARTS = ['Koa', 'Express', 'fetch-style handlers (Hono, Next.js route handlers, …)']
 
@@ -124,72 +97,6 @@ afterAll(async () => {
   await issuer?.stop()
   rmSync(workDir, { recursive: true, force: true })
 })
-
-/** A token of the example tenant at `host` by the password grant, as the README's curl asks. */
-async function exampleToken(
-  host: string,
-  client: string,
-  user: string,
-  scope?: string,
-  extra: Record<string, string> = {},
-): Promise<string> {
-  // By name, as the README's curl does: the verifier's own fetch resolves *.localhost.
-  const response = await defaultFetch(`http://${host}/token`, {
-    method: 'POST',
-    headers: {
-      authorization: `Basic ${Buffer.from(client).toString('base64')}`,
-      'content-type': 'application/x-www-form-urlencoded',
-    },
-    body: new URLSearchParams({
-      grant_type: 'password',
-      username: user.split(':')[0]!,
-      password: user.split(':')[1]!,
-      ...(scope === undefined ? {} : { scope }),
-      ...extra,
-    }).toString(),
-  })
-  const body = (await response.json()) as { access_token?: string }
-  expect(response.status).toBe(200)
-  return body.access_token!
-}
-
-/** Runs `node server.js` and resolves once it has printed its first line. */
-async function startServer(
-  dir: string,
-  port: number,
-): Promise<{ child: ChildProcess; output: () => string }> {
-  const child = spawn(process.execPath, ['server.js'], {
-    cwd: dir,
-    env: { ...process.env, PORT: String(port), JWT_SECRET, NODE_OPTIONS: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString('utf8')
-      if (output.includes('listening on')) resolve()
-    })
-    child.once('exit', (code) => reject(new Error(`server.js exited with ${code}: ${output}`)))
-  })
-  // It printed before listen finished on some frameworks: wait until it answers.
-  for (let i = 0; i < 50; i += 1) {
-    const ok = await fetch(`http://127.0.0.1:${port}/me`).then(
-      () => true,
-      () => false,
-    )
-    if (ok) break
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  return { child, output: () => output }
-}
-
-async function stopServer(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const exited = new Promise((resolve) => child.once('exit', resolve))
-  child.kill('SIGTERM')
-  await exited
-}
 
 /**
  * The README's "Try it" block against the running servers: each command's output must match
@@ -333,138 +240,6 @@ describe('the README', () => {
       expect(server.output()).not.toContain('Error')
     })
   }
-})
-
-/** The blocks of a `## ` section of the README, by language. */
-function sectionBlocks(markdown: string, heading: string): Block[] {
-  const start = markdown.indexOf(`\n## ${heading}\n`)
-  expect(start, `section ${heading}`).toBeGreaterThan(-1)
-  const rest = markdown.slice(start + 1)
-  const end = rest.indexOf('\n## ', 1)
-  const part = end === -1 ? rest : rest.slice(0, end)
-  return [...part.matchAll(/^```(\w+)\n([\s\S]*?)^```$/gm)].map((match) => ({
-    lang: match[1]!,
-    code: match[2]!,
-  }))
-}
-
-describe('the README section "Protect an MCP server"', () => {
-  // The example tenants with acme's MCP resource on the port this server gets instead of 4000:
-  // tokens are asked for the server's URL, so the tenant must list it.
-  let mcpIssuer: IssuerProcess
-  let mcpIssuerPort: number
-  let apiPort: number
-  let server: Awaited<ReturnType<typeof startServer>>
-
-  beforeAll(async () => {
-    const program = sectionBlocks(README, 'Protect an MCP server').find((b) => b.lang === 'js')
-    expect(program, 'its js block').toBeDefined()
-    apiPort = await freePort()
-    const tenants = join(workDir, 'mcp-tenants')
-    for (const folder of ['acme', 'globex', 'providers']) {
-      cpSync(join(EXAMPLES_DIR, folder), join(tenants, folder), { recursive: true })
-    }
-    const acmeYaml = join(tenants, 'acme', 'tenant.yaml')
-    const yaml = readFileSync(acmeYaml, 'utf8')
-    expect(yaml, 'acme lists the README server').toContain(
-      `- uri: http://localhost:${API_PORT}/mcp`,
-    )
-    writeFileSync(acmeYaml, yaml.replace(`localhost:${API_PORT}/mcp`, `localhost:${apiPort}/mcp`))
-    mcpIssuer = await startIssuerProcess({ config: tenants, jwtSecret: JWT_SECRET, port: 0 })
-    mcpIssuerPort = Number(new URL(mcpIssuer.url).port)
-
-    // The program pasted into an empty directory with the packages it imports.
-    const dir = join(workDir, 'mcp')
-    mkdirSync(join(dir, 'node_modules', '@tessera'), { recursive: true })
-    mkdirSync(join(dir, 'node_modules', '@modelcontextprotocol'), { recursive: true })
-    writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }))
-    symlinkSync(PACKAGE_DIR, join(dir, 'node_modules', '@tessera', 'verifier'), 'dir')
-    for (const pkg of ['express', '@modelcontextprotocol/sdk']) {
-      symlinkSync(
-        realpathSync(join(PACKAGE_DIR, 'node_modules', pkg)),
-        join(dir, 'node_modules', pkg),
-        'dir',
-      )
-    }
-    const imported = [...program!.code.matchAll(/^import .* from '([^'.][^']*)'$/gm)].map((match) =>
-      packageOf(match[1]!),
-    )
-    expect([...new Set(imported)].sort()).toEqual([
-      '@modelcontextprotocol/sdk',
-      '@tessera/verifier',
-      'express',
-    ])
-    writeFileSync(join(dir, 'server.js'), withPorts(program!.code, mcpIssuerPort, apiPort))
-    server = await startServer(dir, apiPort)
-  })
-
-  afterAll(async () => {
-    if (server !== undefined) await stopServer(server.child)
-    await mcpIssuer?.stop()
-  })
-
-  it('serves the metadata, names it in the 401, and leads to the issuer', async () => {
-    const api = `http://localhost:${apiPort}`
-    const anonymous = await fetch(`http://127.0.0.1:${apiPort}/mcp`, { method: 'POST' })
-    expect(anonymous.status).toBe(401)
-    const metadataUrl = `${api}/.well-known/oauth-protected-resource/mcp`
-    expect(anonymous.headers.get('www-authenticate')).toBe(
-      `Bearer realm="api", resource_metadata="${metadataUrl}"`,
-    )
-    const metadata = await defaultFetch(metadataUrl, {})
-    expect(metadata.status).toBe(200)
-    const document = (await metadata.json()) as { authorization_servers: string[] }
-    expect(document).toEqual({
-      resource: `${api}/mcp`,
-      authorization_servers: [`http://acme.localhost:${mcpIssuerPort}`],
-      bearer_methods_supported: ['header'],
-      scopes_supported: ['orders:read'],
-      resource_name: 'Acme orders (MCP)',
-    })
-    // The document as the README shows it, ports aside.
-    expect(withPorts(README, mcpIssuerPort, apiPort)).toContain(JSON.stringify(document))
-    // The client's next step: the authorization server's own metadata (RFC 8414).
-    const issuerUrl = document.authorization_servers[0]!
-    const discovery = await defaultFetch(`${issuerUrl}/.well-known/oauth-authorization-server`, {})
-    expect(discovery.status).toBe(200)
-    expect(await discovery.json()).toMatchObject({ issuer: issuerUrl })
-  })
-
-  it('runs the tool for the MCP SDK client with a token asked for the server', async () => {
-    const mcpUrl = new URL(`http://localhost:${apiPort}/mcp`)
-    const acme = `acme.localhost:${mcpIssuerPort}`
-    const backOffice = 'ae47b9ad-7918-43cc-8e8c-247296b26e5f:acme-cli-demo-secret'
-    const token = await exampleToken(acme, backOffice, 'alice:wonderland-42', 'orders:read', {
-      resource: mcpUrl.href,
-    })
-    const connect = async (headers: Record<string, string>): Promise<Client> => {
-      const client = new Client({ name: 'readme-test', version: '1.0.0' })
-      await client.connect(new StreamableHTTPClientTransport(mcpUrl, { requestInit: { headers } }))
-      return client
-    }
-    const client = await connect({ authorization: `Bearer ${token}` })
-    try {
-      const { tools } = await client.listTools()
-      expect(tools.map((tool) => tool.name)).toEqual(['whoami'])
-      const result = await client.callTool({ name: 'whoami', arguments: {} })
-      const [content] = result.content as { type: string; text: string }[]
-      expect(JSON.parse(content!.text)).toEqual({
-        sub: expect.stringMatching(/^[0-9a-f-]{36}$/) as unknown,
-        client_id: backOffice.split(':')[0],
-        scopes: ['orders:read'],
-      })
-    } finally {
-      await client.close()
-    }
-
-    // Without a token, or with one of the tenant for its other API, the client gets the 401.
-    await expect(connect({})).rejects.toMatchObject({ code: 401 })
-    const other = await exampleToken(acme, backOffice, 'alice:wonderland-42', 'orders:read')
-    await expect(connect({ authorization: `Bearer ${other}` })).rejects.toMatchObject({
-      code: 401,
-    })
-    expect(server.output()).not.toContain('Error')
-  })
 })
 
 /** Orders the imported packages as the install line lists them, so that only the sets differ. */
