@@ -28,4 +28,9 @@ export default tseslint.config(
   },
   // Provider scripts and other plain JavaScript are outside every tsconfig: lint them untyped.
   { files: ['**/*.{js,mjs,cjs}'], ...tseslint.configs.disableTypeChecked },
+  // The example apps are plain Node programs, written as a user would write them.
+  {
+    files: ['examples/**/*.{js,mjs}'],
+    languageOptions: { globals: { console: 'readonly', process: 'readonly', URL: 'readonly' } },
+  },
 )

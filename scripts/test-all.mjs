@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url'
 const root = fileURLToPath(new URL('..', import.meta.url))
 
 // A report left by an earlier run would be counted as this run's when a suite cannot start.
-for (const group of ['packages', 'apps']) {
+for (const group of ['packages', 'apps', 'examples']) {
   for (const name of readdirSync(join(root, group))) {
     for (const report of ['vitest.json', 'unhandled-errors.json']) {
       const file = join(root, group, name, 'test-results', report)

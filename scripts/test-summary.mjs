@@ -12,10 +12,13 @@ import { fileURLToPath } from 'node:url'
 
 const root = process.argv[2] ?? fileURLToPath(new URL('..', import.meta.url))
 
-/** The workspace packages that have tests: `packages/*` and `apps/*` with a vitest config. */
+/**
+ * The workspace packages that have tests: `packages/*`, `apps/*` and `examples/*` with a vitest
+ * config.
+ */
 function testedPackages() {
   const found = []
-  for (const group of ['packages', 'apps']) {
+  for (const group of ['packages', 'apps', 'examples']) {
     if (!existsSync(join(root, group))) continue
     for (const name of readdirSync(join(root, group)).sort()) {
       if (existsSync(join(root, group, name, 'vitest.config.ts'))) found.push(`${group}/${name}`)

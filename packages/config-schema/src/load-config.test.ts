@@ -109,6 +109,21 @@ describe('loadConfig', () => {
       ])
     })
 
+    it('skips folders named node_modules, where an app kept beside the tenants has its packages', async () => {
+      const folder = await temp.write({
+        'acme.yaml': tenantYaml('acme', 'acme.localhost'),
+        'users.provider.mjs': PROVIDER,
+        'app/node_modules/some-package/config.yaml': 'not: [a tenant',
+        'app/tenants/beta.yaml': tenantYaml('beta', 'beta.localhost'),
+        'app/tenants/users.provider.mjs': PROVIDER,
+      })
+      const tenants = await loadConfig(folder, OPTIONS)
+      expect(tenants.map((tenant) => tenant.source.file)).toEqual([
+        join(folder, 'acme.yaml'),
+        join(folder, 'app', 'tenants', 'beta.yaml'),
+      ])
+    })
+
     it('shows file names as the given path joined with the file inside it', async () => {
       expect(await loadIssues(fixture('invalid-client'))).toEqual([
         `${fixture('invalid-client', 'hs256', 'tenant.yaml')}:7: config.clients.0.client_id: must be a UUID`,

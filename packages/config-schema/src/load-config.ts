@@ -18,8 +18,8 @@ export type LoadConfigOptions = ParseConfigOptions
 
 /**
  * Loads every tenant from `path`: a YAML file, or a directory searched recursively for `*.yaml`
- * and `*.yml` files (in sorted order; names starting with a dot are skipped). A file may hold
- * several documents; empty ones are skipped.
+ * and `*.yml` files (in sorted order; names starting with a dot and folders named `node_modules`
+ * are skipped). A file may hold several documents; empty ones are skipped.
  *
  * Throws a {@link ConfigError} carrying every issue, each with its real 1-based line: YAML syntax
  * errors, schema and rule problems (see `parseConfig`), a missing path, or no tenant at all.

@@ -1,6 +1,6 @@
-import { execFile, spawn } from 'node:child_process'
-import type { ChildProcess } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import {
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -10,35 +10,35 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { startIssuerProcess } from '@tessera/test-support'
 import type { IssuerProcess } from '@tessera/test-support'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { defaultFetch } from '../src/internal/default-fetch.js'
+import {
+  API_PORT,
+  EXAMPLES_DIR,
+  JWT_SECRET,
+  PACKAGE_DIR,
+  README,
+  START_PORT,
+  exampleToken,
+  freePort,
+  packageOf,
+  startServer,
+  stopServer,
+  withPorts,
+} from './support/readme.js'
+import type { Block } from './support/readme.js'
 
 // The README's quick starts are run as written, against the example tenants
 // that `pnpm start` serves, so that the docs cannot drift from the package or the examples.
 
 const execFileAsync = promisify(execFile)
-const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url))
-const EXAMPLES_DIR = fileURLToPath(new URL('../../../examples/', import.meta.url))
-const README = readFileSync(join(PACKAGE_DIR, 'README.md'), 'utf8')
 const { version: VERSION } = JSON.parse(
   readFileSync(join(PACKAGE_DIR, 'package.json'), 'utf8'),
 ) as { version: string }
-const JWT_SECRET = 'readme-e2e-secret-0123456789-abcdefghij'
-// `pnpm start` listens on 3000 and the README's servers on 4000; here both run on free ports.
-const START_PORT = '3000'
-const API_PORT = '4000'
-
-interface Block {
-  lang: string
-  code: string
-}
 
 /** The fenced code blocks of each `### ` section under `## Quick start`, by heading. */
 function quickStartSections(markdown: string): Map<string, Block[]> {
@@ -59,12 +59,6 @@ function quickStartSections(markdown: string): Map<string, Block[]> {
   return sections
 }
 
-/** The package a bare import specifier names (`@koa/router`, `hono` for `hono/cors`). */
-function packageOf(specifier: string): string {
-  const parts = specifier.split('/')
-  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!
-}
-
 /**
  * The hosts of the example tenants, as `pnpm start` serves them: `acme.localhost:3000` (a host
  * written without a port takes the one `dev` listens on).
@@ -72,31 +66,16 @@ function packageOf(specifier: string): string {
 function exampleHosts(): Map<string, string> {
   const hosts = new Map<string, string>()
   for (const tenant of readdirSync(EXAMPLES_DIR, { withFileTypes: true })) {
-    if (!tenant.isDirectory() || tenant.name === 'providers') continue
-    const yaml = readFileSync(join(EXAMPLES_DIR, tenant.name, 'tenant.yaml'), 'utf8')
+    // providers/ and the example apps (mcp-server/) hold no tenant.
+    const file = join(EXAMPLES_DIR, tenant.name, 'tenant.yaml')
+    if (!tenant.isDirectory() || !existsSync(file)) continue
+    const yaml = readFileSync(file, 'utf8')
     const host = /hosts:\s*\[\s*([^\],\s]+)/.exec(yaml)?.[1]
     expect(host, `hosts of examples/${tenant.name}`).toBeDefined()
     const name = host!.split(':')[0]!
     hosts.set(tenant.name, `${name}:${host!.split(':')[1] ?? START_PORT}`)
   }
   return hosts
-}
-
-/** A port free right now: the kernel picks it, we release it and hand it to a child process. */
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
-
-/** The README's text with the documented ports replaced by the ones this test listens on. */
-function withPorts(text: string, issuerPort: number, apiPort?: number): string {
-  const issuerReplaced = text.replaceAll(`.localhost:${START_PORT}`, `.localhost:${issuerPort}`)
-  return apiPort === undefined
-    ? issuerReplaced
-    : issuerReplaced.replaceAll(`localhost:${API_PORT}`, `localhost:${apiPort}`)
 }
 
 const sections = quickStartSections(README)
@@ -118,70 +97,6 @@ afterAll(async () => {
   await issuer?.stop()
   rmSync(workDir, { recursive: true, force: true })
 })
-
-/** A token of the example tenant at `host` by the password grant, as the README's curl asks. */
-async function exampleToken(
-  host: string,
-  client: string,
-  user: string,
-  scope?: string,
-): Promise<string> {
-  // By name, as the README's curl does: the verifier's own fetch resolves *.localhost.
-  const response = await defaultFetch(`http://${host}/token`, {
-    method: 'POST',
-    headers: {
-      authorization: `Basic ${Buffer.from(client).toString('base64')}`,
-      'content-type': 'application/x-www-form-urlencoded',
-    },
-    body: new URLSearchParams({
-      grant_type: 'password',
-      username: user.split(':')[0]!,
-      password: user.split(':')[1]!,
-      ...(scope === undefined ? {} : { scope }),
-    }).toString(),
-  })
-  const body = (await response.json()) as { access_token?: string }
-  expect(response.status).toBe(200)
-  return body.access_token!
-}
-
-/** Runs `node server.js` and resolves once it has printed its first line. */
-async function startServer(
-  dir: string,
-  port: number,
-): Promise<{ child: ChildProcess; output: () => string }> {
-  const child = spawn(process.execPath, ['server.js'], {
-    cwd: dir,
-    env: { ...process.env, PORT: String(port), JWT_SECRET, NODE_OPTIONS: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString('utf8')
-      if (output.includes('listening on')) resolve()
-    })
-    child.once('exit', (code) => reject(new Error(`server.js exited with ${code}: ${output}`)))
-  })
-  // It printed before listen finished on some frameworks: wait until it answers.
-  for (let i = 0; i < 50; i += 1) {
-    const ok = await fetch(`http://127.0.0.1:${port}/me`).then(
-      () => true,
-      () => false,
-    )
-    if (ok) break
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  return { child, output: () => output }
-}
-
-async function stopServer(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const exited = new Promise((resolve) => child.once('exit', resolve))
-  child.kill('SIGTERM')
-  await exited
-}
 
 /**
  * The README's "Try it" block against the running servers: each command's output must match
@@ -325,70 +240,6 @@ describe('the README', () => {
       expect(server.output()).not.toContain('Error')
     })
   }
-})
-
-/** The blocks of a `## ` section of the README, by language. */
-function sectionBlocks(markdown: string, heading: string): Block[] {
-  const start = markdown.indexOf(`\n## ${heading}\n`)
-  expect(start, `section ${heading}`).toBeGreaterThan(-1)
-  const rest = markdown.slice(start + 1)
-  const end = rest.indexOf('\n## ', 1)
-  const part = end === -1 ? rest : rest.slice(0, end)
-  return [...part.matchAll(/^```(\w+)\n([\s\S]*?)^```$/gm)].map((match) => ({
-    lang: match[1]!,
-    code: match[2]!,
-  }))
-}
-
-describe('the README section "Protect an MCP server"', () => {
-  it('serves the metadata, names it in the 401, and leads to the issuer', async () => {
-    const program = sectionBlocks(README, 'Protect an MCP server').find((b) => b.lang === 'js')
-    expect(program, 'its js block').toBeDefined()
-    const dir = join(workDir, 'mcp')
-    mkdirSync(join(dir, 'node_modules', '@tessera'), { recursive: true })
-    writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }))
-    symlinkSync(PACKAGE_DIR, join(dir, 'node_modules', '@tessera', 'verifier'), 'dir')
-    symlinkSync(
-      realpathSync(join(PACKAGE_DIR, 'node_modules', 'express')),
-      join(dir, 'node_modules', 'express'),
-      'dir',
-    )
-    const apiPort = await freePort()
-    writeFileSync(join(dir, 'server.js'), withPorts(program!.code, issuerPort, apiPort))
-    const server = await startServer(dir, apiPort)
-    try {
-      const api = `http://localhost:${apiPort}`
-      const anonymous = await fetch(`http://127.0.0.1:${apiPort}/mcp`, { method: 'POST' })
-      expect(anonymous.status).toBe(401)
-      const metadataUrl = `${api}/.well-known/oauth-protected-resource/mcp`
-      expect(anonymous.headers.get('www-authenticate')).toBe(
-        `Bearer realm="api", resource_metadata="${metadataUrl}"`,
-      )
-      const metadata = await defaultFetch(metadataUrl, {})
-      expect(metadata.status).toBe(200)
-      const document = (await metadata.json()) as { authorization_servers: string[] }
-      expect(document).toEqual({
-        resource: `${api}/mcp`,
-        authorization_servers: [`http://acme.localhost:${issuerPort}`],
-        bearer_methods_supported: ['header'],
-        scopes_supported: ['orders:read'],
-        resource_name: 'Acme orders (MCP)',
-      })
-      // The document as the README shows it, ports aside.
-      expect(withPorts(README, issuerPort, apiPort)).toContain(JSON.stringify(document))
-      // The client's next step: the authorization server's own metadata (RFC 8414).
-      const issuerUrl = document.authorization_servers[0]!
-      const discovery = await defaultFetch(
-        `${issuerUrl}/.well-known/oauth-authorization-server`,
-        {},
-      )
-      expect(discovery.status).toBe(200)
-      expect(await discovery.json()).toMatchObject({ issuer: issuerUrl })
-    } finally {
-      await stopServer(server.child)
-    }
-    expect(server.output()).not.toContain('Error')
-  })
 })
 
 /** Orders the imported packages as the install line lists them, so that only the sets differ. */

@@ -1,6 +1,6 @@
 import { readdirSync, realpathSync, statSync, watch } from 'node:fs'
 import type { FSWatcher } from 'node:fs'
-import { join, sep } from 'node:path'
+import { basename, join, sep } from 'node:path'
 import type { Logger } from 'pino'
 
 // Editors and `kubectl cp` write a file in several steps, and a ConfigMap volume swaps a symlink;
@@ -83,7 +83,8 @@ function watchFolders(
     }
   }
   const add = (folder: string): void => {
-    if (watchers.has(folder)) return
+    // The configuration search skips `node_modules`: nothing in one can change a tenant.
+    if (watchers.has(folder) || basename(folder) === 'node_modules') return
     const absolute = join(root, folder)
     let resolved: string
     try {

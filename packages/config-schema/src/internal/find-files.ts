@@ -15,7 +15,9 @@ const YAML_FILE = /\.ya?ml$/i
  *
  * Entries whose name starts with a dot are skipped: a Kubernetes ConfigMap volume holds each file
  * three times (`x.yaml`, `..data/x.yaml`, `..2024_01_01_00_00_00.123/x.yaml`), and editors leave
- * hidden backups. Symbolic links are followed, each real directory visited once.
+ * hidden backups. Folders named `node_modules` are skipped too: a directory of tenants may hold a
+ * small app with its dependencies (`examples/` does), whose packages ship YAML of their own.
+ * Symbolic links are followed, each real directory visited once.
  */
 export async function findYamlFiles(folder: string): Promise<string[]> {
   const found: string[] = []
@@ -38,8 +40,9 @@ export async function findYamlFiles(folder: string): Promise<string[]> {
         // A dangling link to a YAML file is kept, so that reading it reports the problem.
         isFile = target?.isFile() ?? true
       }
-      if (isDirectory) await walk(path)
-      else if (isFile && YAML_FILE.test(entry.name)) found.push(path)
+      if (isDirectory) {
+        if (entry.name !== 'node_modules') await walk(path)
+      } else if (isFile && YAML_FILE.test(entry.name)) found.push(path)
     }
   }
 
