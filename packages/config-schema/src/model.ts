@@ -104,6 +104,8 @@ export interface Client {
   jwks?: { keys: ClientJwk[] }
   /** ...or the URL they are fetched from (`jwks_uri`). */
   jwksUri?: string
+  /** `dpop_bound_access_tokens: true`: a token request without a DPoP proof is refused. */
+  dpopBoundAccessTokens?: boolean
 }
 
 /** One tenant, normalised. */
@@ -123,6 +125,8 @@ export interface Tenant {
    * The resource servers clients may name with `resource` (RFC 8707); absent when none are listed.
    */
   resources?: Resource[]
+  /** `dpop_nonce: true`: DPoP proofs must carry the issuer's current nonce (RFC 9449 §8). */
+  dpopNonce?: boolean
   source: SourceLocation
 }
 

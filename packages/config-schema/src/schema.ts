@@ -24,6 +24,7 @@ import {
   JwksUriSchema,
   TokenEndpointAuthMethodSchema,
 } from './internal/client-keys.js'
+import { DpopBoundAccessTokensSchema, DpopNonceSchema } from './internal/dpop.js'
 import { OriginSchema } from './internal/origin.js'
 import { normaliseResourceUri } from './resource-uri.js'
 import { GRANT_TYPES, INTROSPECTION_SCOPES, JWT_ALGORITHMS } from './model.js'
@@ -178,6 +179,7 @@ export const ClientSchema = strictObject({
   jwks_uri: JwksUriSchema.optional().describe(
     'URL of the JWK Set of a private_key_jwt client (https; http for loopback hosts only)',
   ),
+  dpop_bound_access_tokens: DpopBoundAccessTokensSchema,
 })
   .superRefine(
     (client, ctx) => {
@@ -355,6 +357,7 @@ const TenantConfigSchema = strictObject({
   resources: ResourceListSchema.optional().describe(
     'The resource servers of the tenant (RFC 8707 resource indicators); default: none',
   ),
+  dpop_nonce: DpopNonceSchema,
 })
 
 /**

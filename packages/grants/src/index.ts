@@ -16,6 +16,12 @@ export { parseTokenRequestBody } from './request.js'
 export { authenticateClient } from './client-auth.js'
 export { handleTokenRequest } from './token-endpoint.js'
 export { RESERVED_CLAIMS } from './access-token.js'
+export type { TokenDpopInput } from './token-endpoint.js'
+
+// DPoP (RFC 9449)
+export { DPOP_SIGNING_ALGORITHMS, verifyDpopProof } from './dpop/proof.js'
+export type { DpopProof, DpopRequest } from './dpop/proof.js'
+export { currentDpopNonce } from './dpop/nonce.js'
 
 // GET /authorize and the login form
 export { parseAuthorizationRequest, PROMPT_VALUES } from './authorize.js'

@@ -293,6 +293,16 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE refresh_families ADD COLUMN resources TEXT;
     `,
   },
+  {
+    // The DPoP key (RFC 7638 thumbprint) a code's redemption must prove (`dpop_jkt`), and the
+    // one a public client's refresh family is bound to; NULL: not bound.
+    version: 16,
+    name: 'dpop_jkt',
+    sql: `
+      ALTER TABLE authorization_codes ADD COLUMN dpop_jkt TEXT;
+      ALTER TABLE refresh_families ADD COLUMN dpop_jkt TEXT;
+    `,
+  },
 ]
 
 /**

@@ -303,6 +303,15 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE refresh_families ADD COLUMN resources TEXT;
     `,
   },
+  {
+    // The DPoP key a code or a refresh family is bound to (see the SQLite migration 16).
+    version: 16,
+    name: 'dpop_jkt',
+    sql: `
+      ALTER TABLE authorization_codes ADD COLUMN dpop_jkt TEXT;
+      ALTER TABLE refresh_families ADD COLUMN dpop_jkt TEXT;
+    `,
+  },
 ]
 
 /**

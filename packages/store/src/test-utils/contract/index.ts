@@ -5,6 +5,7 @@ import { codesContract } from './codes.js'
 import type { OpenStore } from './fixtures.js'
 import { grantRecordsContract } from './grant-records.js'
 import { resourcesContract } from './resources.js'
+import { dpopContract } from './dpop.js'
 import { keysContract } from './keys.js'
 import { lifecycleContract } from './lifecycle.js'
 import { marksContract } from './marks.js'
@@ -48,6 +49,7 @@ const SUITES: readonly ((open: OpenStore) => void)[] = [
   refreshTokensContract,
   grantRecordsContract,
   resourcesContract,
+  dpopContract,
   sessionsContract,
   purgeContract,
   marksContract,
