@@ -61,9 +61,10 @@ export interface OAuthErrorOptions {
   retryAfterSeconds?: number
   /**
    * The client-authentication scheme the failed request used; RFC 6749 §5.2 asks for a
-   * matching `WWW-Authenticate` challenge when it was HTTP Basic.
+   * matching `WWW-Authenticate` challenge when it was HTTP Basic. `DPoP`: a refused access token
+   * that must be presented with the DPoP scheme (RFC 9449 §7.1), answered with a DPoP challenge.
    */
-  challenge?: 'Basic'
+  challenge?: 'Basic' | 'DPoP'
   /** Set when the error is a failed or refused client authentication. */
   clientAuthFailure?: ClientAuthFailure
   /** The DPoP nonce the client must put in its next proof (RFC 9449 §8), sent as `DPoP-Nonce`. */
@@ -80,7 +81,7 @@ export class OAuthError extends Error {
   readonly code: OAuthErrorCode
   readonly description: string
   readonly retryAfterSeconds: number | undefined
-  readonly challenge: 'Basic' | undefined
+  readonly challenge: 'Basic' | 'DPoP' | undefined
   readonly clientAuthFailure: ClientAuthFailure | undefined
   readonly dpopNonce: string | undefined
 
