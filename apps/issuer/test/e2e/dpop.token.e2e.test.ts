@@ -73,7 +73,7 @@ describe('DPoP at /token', () => {
     key: DpopKey | undefined,
     params: Record<string, string>,
   ): Promise<HttpResponse> {
-    const headers = key === undefined ? {} : { dpop: await key.proof() }
+    const headers: Record<string, string> = key === undefined ? {} : { dpop: await key.proof() }
     return postForm(issuer.url, DP.host, params, headers)
   }
 
@@ -128,7 +128,7 @@ describe('DPoP at /token', () => {
     const results = await Promise.all(
       Array.from({ length: 10 }, () => clientCredentials(DP.service, proof)),
     )
-    expect(results.map((res) => res.status).sort()).toEqual([200, ...Array(9).fill(400)])
+    expect(results.map((res) => res.status).sort()).toEqual([200, ...Array<number>(9).fill(400)])
     for (const res of results.filter((r) => r.status === 400)) {
       expect(res.json).toMatchObject({ error: 'invalid_dpop_proof' })
     }
@@ -302,7 +302,7 @@ describe('DPoP at /token', () => {
     })
 
     it.each([
-      ['no proof', async () => undefined],
+      ['no proof', () => Promise.resolve(undefined)],
       [
         'a proof of another key',
         async (_: DpopKey, token: string) => userinfoProof(await dpopKey(), token),
@@ -350,7 +350,7 @@ describe('DPoP at /token', () => {
       const first = await clientCredentials(DPN.service, await nonceProof(key), DPN.host)
       expect(first.status).toBe(400)
       expect(first.json).toMatchObject({ error: 'use_dpop_nonce' })
-      const nonce = first.headers['dpop-nonce']
+      const nonce = String(first.headers['dpop-nonce'])
       expect(nonce).toMatch(/^[\w-]{43}$/)
       const second = await clientCredentials(DPN.service, await nonceProof(key, nonce), DPN.host)
       expect(second.status).toBe(200)

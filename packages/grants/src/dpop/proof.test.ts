@@ -147,7 +147,7 @@ describe('verifyDpopProof', () => {
 
   const refused: [string, () => Promise<string[]>, Partial<DpopRequest>?][] = [
     ['two DPoP headers', async () => [await makeProof(), await makeProof()]],
-    ['an oversized header', async () => ['a'.repeat(MAX_DPOP_PROOF_LENGTH + 1)]],
+    ['an oversized header', () => Promise.resolve(['a'.repeat(MAX_DPOP_PROOF_LENGTH + 1)])],
     ['a header that is not a JWT', () => Promise.resolve(['not-a-jwt'])],
     ['typ JWT', async () => [await makeProof({ typ: 'JWT' })]],
     ['no jwk', async () => [await makeProof({ jwk: undefined })]],
@@ -191,7 +191,7 @@ describe('verifyDpopProof', () => {
       htu: `${ISSUER}/token`,
       iat: NOW / 1000,
     })
-      .setProtectedHeader({ alg: 'HS256', typ: 'dpop+jwt', jwk: { kty: 'oct' } as JWK })
+      .setProtectedHeader({ alg: 'HS256', typ: 'dpop+jwt', jwk: { kty: 'oct' } })
       .sign(secret)
     const error = await refusal(verifyDpopProof(tokenRequest([proof]), TENANT, depsAt()))
     expect(error.code).toBe('invalid_dpop_proof')
