@@ -9,6 +9,7 @@ import { basicAuth, postForm } from '../support/http.js'
 import type { HttpResponse } from '../support/http.js'
 import { startIssuer } from '../support/issuer.js'
 import type { InProcessIssuer } from '../support/issuer.js'
+import { pkce, signIn } from '../support/oauth.js'
 
 describe('DPoP on two replicas sharing PostgreSQL', () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>
@@ -67,5 +68,34 @@ describe('DPoP on two replicas sharing PostgreSQL', () => {
     const res = await clientCredentials(b, DPN.host, DPN.service, await key.proof({ htu, nonce }))
     expect(res.status).toBe(200)
     expect(res.headers['dpop-nonce']).toBe(nonce)
+  })
+
+  it("keeps a public client's refresh token bound to its key at the other replica", async () => {
+    const key = await dpopKey()
+    const { verifier, challenge } = pkce()
+    const { code } = await signIn(a.url, DP.host, { clientId: DP.spa, challenge, scope: 'read' })
+    const redeemed = await postForm(
+      a.url,
+      DP.host,
+      {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: DP.redirectUri,
+        code_verifier: verifier,
+        client_id: DP.spa,
+      },
+      { dpop: await key.proof() },
+    )
+    expect(redeemed.status).toBe(200)
+    const token = (redeemed.json as { refresh_token: string }).refresh_token
+    const refresh = async (with_: typeof key) =>
+      postForm(
+        b.url,
+        DP.host,
+        { grant_type: 'refresh_token', refresh_token: token, client_id: DP.spa },
+        { dpop: await with_.proof() },
+      )
+    expect((await refresh(await dpopKey())).json).toMatchObject({ error: 'invalid_grant' })
+    expect((await refresh(key)).status).toBe(200)
   })
 })
