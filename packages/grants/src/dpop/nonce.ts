@@ -3,7 +3,7 @@ import { OAuthError } from '../errors.js'
 import type { Clock, SecretStore } from '../ports.js'
 
 /** The store secret the nonces are derived from, the same for every replica. */
-const SECRET_NAME = 'dpop_nonce_key'
+const SECRET_NAME = 'dpop-nonce'
 const KEY_BYTES = 32
 
 /**
