@@ -101,6 +101,19 @@ describe('DPoP at /token', () => {
     expect(decodeJwt(body(res).access_token).cnf).toEqual({ jkt: key.jkt })
   })
 
+  it('binds a password-grant token', async () => {
+    const key = await dpopKey()
+    const res = await postForm(
+      issuer.url,
+      DP.host,
+      { grant_type: 'password', username: 'alice', password: 'alice-password' },
+      { authorization: basicAuth(DP.service.id, DP.service.secret), dpop: await key.proof() },
+    )
+    expect(res.status).toBe(200)
+    expect(body(res).token_type).toBe('DPoP')
+    expect(decodeJwt(body(res).access_token).cnf).toEqual({ jkt: key.jkt })
+  })
+
   it('keeps bearer tokens without a proof', async () => {
     const res = await clientCredentials(DP.service)
     expect(res.status).toBe(200)
@@ -290,6 +303,19 @@ describe('DPoP at /token', () => {
       })
       expect(res.status).toBe(200)
       expect(res.json).toMatchObject({ sub: 'user-alice' })
+    })
+
+    it('refuses an unbound token sent as DPoP', async () => {
+      const token = body(await redeem(await code(DP.spa), undefined)).access_token
+      const key = await dpopKey()
+      const res = await userinfo({
+        authorization: `DPoP ${token}`,
+        dpop: await userinfoProof(key, token),
+      })
+      expect(res.status).toBe(401)
+      expect(res.headers['www-authenticate']).toMatch(/^DPoP .*error="invalid_token"/)
+      const bearer = await userinfo({ authorization: `Bearer ${token}` })
+      expect(bearer.status).toBe(200)
     })
 
     it('refuses a bound token sent as Bearer: 401 with a DPoP challenge', async () => {
