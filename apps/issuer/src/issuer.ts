@@ -255,6 +255,7 @@ function grantDeps(
       maxFailuresPerAddress: settings.clientAuthMaxFailuresPerAddress,
       windowMs: settings.passwordFailureWindowSeconds * 1000,
     },
+    dpopProofMaxAgeSeconds: settings.dpopProofMaxAgeSeconds,
     clock,
     randomId: randomUUID,
   }

@@ -159,7 +159,7 @@ describe('loadConfig', () => {
       const file = fixture('three-problems', 'tenant.yaml')
       expect(await loadIssues(fixture('three-problems'))).toEqual([
         `${file}:4: config.hosts.1: must be a host name (letters, digits, hyphens and dots, or an [IPv6] literal), optionally with :port`,
-        `${file}:5: config.jwt_algoritm: unknown field; expected one of hosts, jwt_algorithm, providers, audience, jwt_secret, clients, resources, dynamic_clients`,
+        `${file}:5: config.jwt_algoritm: unknown field; expected one of hosts, jwt_algorithm, providers, audience, jwt_secret, clients, resources, dynamic_clients, dpop_nonce`,
         `${file}:10: config.clients.0.scopes.2: duplicate scope "orders:read"`,
       ])
     })

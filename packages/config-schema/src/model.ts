@@ -104,6 +104,8 @@ export interface Client {
   jwks?: { keys: ClientJwk[] }
   /** ...or the URL they are fetched from (`jwks_uri`). */
   jwksUri?: string
+  /** `dpop_bound_access_tokens: true`: a token request without a DPoP proof is refused. */
+  dpopBoundAccessTokens?: boolean
   /**
    * A registered client's secret as its SHA-256 (lower-case hex), instead of `clientSecret`:
    * the store never holds a registered secret in clear.
@@ -156,6 +158,8 @@ export interface Tenant {
   resources?: Resource[]
   /** Clients the file does not list; absent when the tenant allows none. */
   dynamicClients?: DynamicClientsConfig
+  /** `dpop_nonce: true`: DPoP proofs must carry the issuer's current nonce (RFC 9449 §8). */
+  dpopNonce?: boolean
   source: SourceLocation
 }
 

@@ -186,8 +186,8 @@ describe('parseConfig', () => {
     it('refuses unknown keys at every level, naming the known ones', () => {
       // Without a locate function every issue is on line 1, so they come in zod's order.
       expect(problems({ ...tenant({ clinets: [] }, { scope: [] }), extra: 1 })).toEqual([
-        'config.clients.0.scope: unknown field; expected one of client_id, client_name, client_secret, grant_types, redirect_uris, post_logout_redirect_uris, scopes, introspection, allowed_origins, token_endpoint_auth_method, jwks, jwks_uri',
-        'config.clinets: unknown field; expected one of hosts, jwt_algorithm, providers, audience, jwt_secret, clients, resources, dynamic_clients',
+        'config.clients.0.scope: unknown field; expected one of client_id, client_name, client_secret, grant_types, redirect_uris, post_logout_redirect_uris, scopes, introspection, allowed_origins, token_endpoint_auth_method, jwks, jwks_uri, dpop_bound_access_tokens',
+        'config.clinets: unknown field; expected one of hosts, jwt_algorithm, providers, audience, jwt_secret, clients, resources, dynamic_clients, dpop_nonce',
         'extra: unknown field; expected one of name, config',
       ])
     })

@@ -232,6 +232,7 @@ function toTenant(
       }
       if (client.jwks !== undefined) normalised.jwks = client.jwks
       if (client.jwks_uri !== undefined) normalised.jwksUri = client.jwks_uri
+      if (client.dpop_bound_access_tokens === true) normalised.dpopBoundAccessTokens = true
       return normalised
     }),
     source,
@@ -244,6 +245,7 @@ function toTenant(
         : { uri: resource.uri, scopes: resource.scopes },
     )
   }
+  if (spec.dpop_nonce === true) tenant.dpopNonce = true
   if (resolved.jwtSecret !== undefined) tenant.jwtSecret = resolved.jwtSecret
   const dynamic = spec.dynamic_clients
   if (dynamic !== undefined && (dynamic.registration || dynamic.metadata_documents)) {

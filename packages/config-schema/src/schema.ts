@@ -23,6 +23,7 @@ import {
   JwksUriSchema,
   TokenEndpointAuthMethodSchema,
 } from './internal/client-keys.js'
+import { DpopBoundAccessTokensSchema, DpopNonceSchema } from './internal/dpop.js'
 import { OriginSchema } from './internal/origin.js'
 import { ScopeListSchema, secretSchema, strictObject, uniqueList } from './internal/schema-parts.js'
 import { DynamicClientsSchema } from './dynamic-clients.js'
@@ -140,6 +141,7 @@ export const ClientSchema = strictObject({
   jwks_uri: JwksUriSchema.optional().describe(
     'URL of the JWK Set of a private_key_jwt client (https; http for loopback hosts only)',
   ),
+  dpop_bound_access_tokens: DpopBoundAccessTokensSchema,
 })
   .superRefine(
     (client, ctx) => {
@@ -315,6 +317,7 @@ const TenantConfigSchema = strictObject({
   dynamic_clients: DynamicClientsSchema.optional().describe(
     'Clients the file does not list: registration (RFC 7591) and client ID metadata documents',
   ),
+  dpop_nonce: DpopNonceSchema,
 })
 
 /**

@@ -278,6 +278,15 @@ export const SETTINGS = {
         '`client_id`s and tenants, then 429.',
     },
   }),
+  dpopProofMaxAgeSeconds: setting({
+    env: 'DPOP_PROOF_MAX_AGE_SECONDS',
+    schema: positiveInteger().default(60),
+    doc: {
+      meaning:
+        "How old, or how far in the future, a DPoP proof's `iat` may be; its `jti` is " +
+        'remembered this long plus a second ([dpop.md](dpop.md)).',
+    },
+  }),
   logLevel: setting({
     env: 'LOG_LEVEL',
     schema: z

@@ -19,6 +19,8 @@ export const RESERVED_CLAIMS = new Set([
   'nonce',
   'at_hash',
   'azp',
+  // What binds a token to a DPoP key: a provider's claim must not bind it to another.
+  'cnf',
 ])
 
 export interface AccessTokenInput {
@@ -35,6 +37,8 @@ export interface AccessTokenInput {
   family?: { familyId: string; expiresAt: number }
   /** The token's `aud` when it is for one resource (RFC 8707); absent: the tenant's audience. */
   audience?: string
+  /** The thumbprint of the DPoP key the token is bound to (`cnf.jkt`, RFC 9449 §6). */
+  jkt?: string
 }
 
 export interface IssuedAccessToken {
@@ -75,6 +79,7 @@ export async function issueAccessToken(
     jti,
     client_id: input.clientId,
     scope: input.scopes.join(' '),
+    ...(input.jkt === undefined ? {} : { cnf: { jkt: input.jkt } }),
   })
   return { token, expiresIn, jti }
 }
@@ -120,7 +125,7 @@ export async function issueTokenResponse(
         )
   return {
     access_token: access.token,
-    token_type: 'bearer',
+    token_type: input.jkt === undefined ? 'bearer' : 'DPoP',
     expires_in: access.expiresIn,
     scope: input.scopes.join(' '),
     ...(refreshToken === undefined ? {} : { refresh_token: refreshToken }),

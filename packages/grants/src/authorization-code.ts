@@ -7,6 +7,8 @@ import { OAuthError } from './errors.js'
 import { isCodeVerifier, verifyS256 } from './pkce.js'
 import type { AuthorizationCodeRecord, FamilyIssue, RefreshFamily } from './ports.js'
 import type { TokenParams } from './request.js'
+import { checkBoundKey, NO_DPOP } from './dpop/binding.js'
+import type { DpopBinding } from './dpop/binding.js'
 import { audienceOf, scopesForResource, tokenResource } from './resource.js'
 
 /**
@@ -23,6 +25,7 @@ export async function authorizationCodeGrant(
   client: Client,
   tenant: TenantContext,
   deps: GrantDeps,
+  dpop: DpopBinding = NO_DPOP,
 ): Promise<TokenResponse> {
   if (!client.grantTypes.includes('authorization_code')) {
     throw new OAuthError(
@@ -53,6 +56,7 @@ export async function authorizationCodeGrant(
     throw new OAuthError('invalid_grant', 'redirect_uri does not match the authorization request')
   }
   checkPkce(record, verifier)
+  checkBoundKey(record.dpopJkt, dpop, 'the authorization code')
 
   // Checked before the redemption, so that a refused resource leaves the code unspent.
   const resource = tokenResource(tenant, params.resource, record.resources ?? [])
@@ -74,6 +78,10 @@ export async function authorizationCodeGrant(
     ...(record.sid === undefined ? {} : { sid: record.sid }),
     ...(record.authTime === undefined ? {} : { authTime: record.authTime }),
     ...(record.resources === undefined ? {} : { resources: record.resources }),
+    // A public client's refresh tokens are bound to the key of the proof (RFC 9449 §5).
+    ...(dpop.publicClient && refreshToken !== undefined && dpop.jkt !== undefined
+      ? { dpopJkt: dpop.jkt }
+      : {}),
     createdAt: now,
     expiresAt: now + lifetimeSeconds * 1000,
   }
@@ -93,6 +101,7 @@ export async function authorizationCodeGrant(
       claims: record.claims,
       family,
       audience: audienceOf(tenant, resource),
+      ...(dpop.jkt === undefined ? {} : { jkt: dpop.jkt }),
     },
     refreshToken,
     tenant,

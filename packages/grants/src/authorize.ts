@@ -9,6 +9,7 @@ import { isRegisteredRedirectUri } from './internal/redirect-uri.js'
 import { hasOpenIdScope } from './openid/claims.js'
 import { isS256Challenge } from './pkce.js'
 import { findResources } from './resource.js'
+import { isJwkThumbprint } from './dpop/binding.js'
 import { narrowScope } from './scope.js'
 
 /** OpenID Connect Core §3.1.2.1 `prompt` values. */
@@ -39,6 +40,8 @@ export interface AuthorizationRequest {
   openid?: OpenIdRequest
   /** The resources (RFC 8707) it names, as configured; absent when it names none. */
   resources?: string[]
+  /** `dpop_jkt` (RFC 9449 §10): the code will be redeemed only with a proof of that key. */
+  dpopJkt?: string
 }
 
 /** What the authorization endpoint does with a request. */
@@ -251,6 +254,10 @@ export async function parseAuthorizationRequest(
     if (method !== 'S256') return fail('invalid_request', 'code_challenge_method must be S256')
     if (!isS256Challenge(challenge)) return fail('invalid_request', 'malformed code_challenge')
   }
+  const dpopJkt = params.get('dpop_jkt')
+  if (dpopJkt !== undefined && !isJwkThumbprint(dpopJkt)) {
+    return fail('invalid_request', 'dpop_jkt must be a base64url SHA-256 JWK thumbprint')
+  }
   return {
     kind: 'login',
     request: {
@@ -261,6 +268,7 @@ export async function parseAuthorizationRequest(
       ...(challenge === undefined ? {} : { codeChallenge: challenge }),
       ...(openid === undefined ? {} : { openid }),
       ...(resources.length === 0 ? {} : { resources }),
+      ...(dpopJkt === undefined ? {} : { dpopJkt }),
     },
   }
 }

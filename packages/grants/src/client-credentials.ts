@@ -33,6 +33,8 @@ export async function clientCredentialsGrant(
   authenticated: AuthenticatedClient,
   tenant: TenantContext,
   deps: GrantDeps,
+  /** The thumbprint of the request's DPoP key: the access token is bound to it. */
+  jkt?: string,
 ): Promise<TokenResponse> {
   const { client, method } = authenticated
   if (method === 'none') {
@@ -66,6 +68,7 @@ export async function clientCredentialsGrant(
       clientId: client.clientId,
       scopes,
       audience: audienceOf(tenant, resource),
+      ...(jkt === undefined ? {} : { jkt }),
     },
     undefined,
     tenant,

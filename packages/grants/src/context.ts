@@ -47,6 +47,8 @@ export interface TenantContext {
   verifyAccessToken: (token: string) => Promise<JWTPayload | undefined>
   users: UserAuthenticator
   accessTokenTtlSeconds: number
+  /** `dpop_nonce: true`: DPoP proofs must carry the tenant's current server nonce. */
+  dpopNonce?: boolean
 }
 
 /**
@@ -106,6 +108,8 @@ export interface GrantDeps {
   refreshTokenTtlSeconds: number
   /** How long a login form stays usable, in seconds. */
   loginTtlSeconds: number
+  /** DPOP_PROOF_MAX_AGE_SECONDS; 60 when absent. */
+  dpopProofMaxAgeSeconds?: number
   clock: Clock
   /** Random identifier for `jti` and family ids; never contains a dot (UUIDs do not). */
   randomId: () => string
@@ -114,7 +118,8 @@ export interface GrantDeps {
 /** RFC 6749 §5.1 token response. */
 export interface TokenResponse {
   access_token: string
-  token_type: 'bearer'
+  /** `DPoP` when the access token is bound to a DPoP key (RFC 9449 §5). */
+  token_type: 'bearer' | 'DPoP'
   expires_in: number
   scope: string
   refresh_token?: string

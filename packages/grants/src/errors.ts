@@ -4,7 +4,8 @@
  * throttling); RFC 7009's `unsupported_token_type`; `server_error`; OpenID Connect Core
  * §3.1.2.6's `login_required`, `consent_required`, `request_not_supported` and
  * `request_uri_not_supported`; and RFC 6750 §3.1's `invalid_token` and `insufficient_scope`
- * (UserInfo); RFC 8707 §2's `invalid_target`.
+ * (UserInfo); RFC 8707 §2's `invalid_target`; RFC 9449's `invalid_dpop_proof` and
+ * `use_dpop_nonce`.
  */
 export const OAUTH_ERROR_CODES = [
   'invalid_request',
@@ -25,6 +26,8 @@ export const OAUTH_ERROR_CODES = [
   'invalid_token',
   'insufficient_scope',
   'invalid_target',
+  'invalid_dpop_proof',
+  'use_dpop_nonce',
 ] as const
 
 export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number]
@@ -58,11 +61,14 @@ export interface OAuthErrorOptions {
   retryAfterSeconds?: number
   /**
    * The client-authentication scheme the failed request used; RFC 6749 §5.2 asks for a
-   * matching `WWW-Authenticate` challenge when it was HTTP Basic.
+   * matching `WWW-Authenticate` challenge when it was HTTP Basic. `DPoP`: a refused access token
+   * that must be presented with the DPoP scheme (RFC 9449 §7.1), answered with a DPoP challenge.
    */
-  challenge?: 'Basic'
+  challenge?: 'Basic' | 'DPoP'
   /** Set when the error is a failed or refused client authentication. */
   clientAuthFailure?: ClientAuthFailure
+  /** The DPoP nonce the client must put in its next proof (RFC 9449 §8), sent as `DPoP-Nonce`. */
+  dpopNonce?: string
 }
 
 /**
@@ -75,8 +81,9 @@ export class OAuthError extends Error {
   readonly code: OAuthErrorCode
   readonly description: string
   readonly retryAfterSeconds: number | undefined
-  readonly challenge: 'Basic' | undefined
+  readonly challenge: 'Basic' | 'DPoP' | undefined
   readonly clientAuthFailure: ClientAuthFailure | undefined
+  readonly dpopNonce: string | undefined
 
   constructor(code: OAuthErrorCode, description: string, options: OAuthErrorOptions = {}) {
     super(`${code}: ${description}`, { cause: options.cause })
@@ -85,6 +92,7 @@ export class OAuthError extends Error {
     this.retryAfterSeconds = options.retryAfterSeconds
     this.challenge = options.challenge
     this.clientAuthFailure = options.clientAuthFailure
+    this.dpopNonce = options.dpopNonce
   }
 }
 

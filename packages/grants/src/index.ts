@@ -16,6 +16,12 @@ export { parseTokenRequestBody } from './request.js'
 export { authenticateClient } from './client-auth.js'
 export { handleTokenRequest } from './token-endpoint.js'
 export { RESERVED_CLAIMS } from './access-token.js'
+export type { TokenDpopInput } from './token-endpoint.js'
+
+// DPoP (RFC 9449)
+export { DPOP_SIGNING_ALGORITHMS, verifyDpopProof } from './dpop/proof.js'
+export type { DpopProof, DpopRequest } from './dpop/proof.js'
+export { currentDpopNonce } from './dpop/nonce.js'
 
 // GET /authorize and the login form
 export { parseAuthorizationRequest, PROMPT_VALUES } from './authorize.js'
@@ -29,6 +35,7 @@ export { MAX_CODES_PER_SESSION_AND_CLIENT } from './internal/issue-code.js'
 export { EMAIL_CLAIMS, ID_TOKEN_CLAIMS, PROFILE_CLAIMS } from './openid/claims.js'
 export type { SessionCookie } from './openid/session.js'
 export { userInfo } from './openid/userinfo.js'
+export type { UserInfoPresentation } from './openid/userinfo.js'
 export { logout } from './openid/logout.js'
 
 // POST /revoke and POST /introspect

@@ -98,8 +98,10 @@ async function introspectAccessToken(
   if (payload === undefined) return undefined
   if (typeof payload.client_id !== 'string' || !sees(payload.client_id)) return INACTIVE
   if (!(await isAccessTokenLive(payload, tenant, deps, now))) return INACTIVE
-  // RFC 7662 §2.2: token_type as in the RFC 6749 §5.1 token response.
-  return { ...payload, active: true, token_type: 'bearer' }
+  // RFC 7662 §2.2: token_type as in the RFC 6749 §5.1 token response; a DPoP-bound token keeps
+  // its `cnf` (RFC 9449 §6.2).
+  const bound = typeof (payload.cnf as { jkt?: unknown } | undefined)?.jkt === 'string'
+  return { ...payload, active: true, token_type: bound ? 'DPoP' : 'bearer' }
 }
 
 /**

@@ -82,6 +82,7 @@ export async function beginLogin(
       ...(request.openid?.nonce === undefined ? {} : { nonce: request.openid.nonce }),
       ...(options.sid === undefined ? {} : { sid: options.sid }),
       ...(request.resources === undefined ? {} : { resources: request.resources }),
+      ...(request.dpopJkt === undefined ? {} : { dpopJkt: request.dpopJkt }),
       bindingHash: bindingHash(bindingValue),
       expiresAt,
     },
@@ -179,6 +180,7 @@ export async function completeLogin(
     ...(sealed.state === undefined ? {} : { state: sealed.state }),
     ...(sealed.codeChallenge === undefined ? {} : { codeChallenge: sealed.codeChallenge }),
     ...(sealed.resources === undefined ? {} : { resources: sealed.resources }),
+    ...(sealed.dpopJkt === undefined ? {} : { dpopJkt: sealed.dpopJkt }),
     // The form already answered prompt and max_age: a sign-in is what they asked for.
     ...(hasOpenIdScope(sealed.scope)
       ? { openid: { prompt: [], ...(sealed.nonce === undefined ? {} : { nonce: sealed.nonce }) } }

@@ -19,6 +19,8 @@ export async function passwordGrant(
   address: string,
   tenant: TenantContext,
   deps: GrantDeps,
+  /** The thumbprint of the request's DPoP key: the access token is bound to it. */
+  jkt?: string,
 ): Promise<TokenResponse> {
   if (!client.grantTypes.includes('password')) {
     throw new OAuthError('unauthorized_client', 'the password grant is not enabled for this client')
@@ -44,6 +46,7 @@ export async function passwordGrant(
       scopes,
       claims: user.claims,
       audience: audienceOf(tenant, resource),
+      ...(jkt === undefined ? {} : { jkt }),
     },
     undefined,
     tenant,

@@ -182,6 +182,11 @@ export interface AuthorizationCodeRecord {
   resources?: string[]
   /** OpenID Connect: when the user typed the password (epoch milliseconds; `auth_time`). */
   authTime?: number
+  /**
+   * `dpop_jkt` of the authorization request (RFC 9449 §10): the code is redeemed only with a
+   * DPoP proof made with the key of this thumbprint.
+   */
+  dpopJkt?: string
 }
 
 /** A refresh-token family: every refresh token descended from one sign-in. */
@@ -204,6 +209,11 @@ export interface RefreshFamily {
   authTime?: number
   /** The resources (RFC 8707) its sign-in named, as configured; absent when it named none. */
   resources?: string[]
+  /**
+   * The thumbprint of the DPoP key the family's refresh tokens are bound to (a public client's,
+   * RFC 9449 §5): each refresh needs a proof made with that key. Absent: not bound.
+   */
+  dpopJkt?: string
   createdAt: number
   /** Absolute end of the family (REFRESH_TOKEN_EXPIRATION_IN_HOURS after sign-in). */
   expiresAt: number

@@ -194,3 +194,57 @@ describe('refreshTokenGrant, narrowing the scope', () => {
     expect(store.tokens.get(sha256Hex('rt-1'))).not.toHaveProperty('spentAt')
   })
 })
+
+describe('refreshTokenGrant with DPoP', () => {
+  const JKT = 'NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs'
+  let store: FakeStore
+  beforeEach(() => {
+    store = fakeStore()
+    store.family.dpopJkt = JKT
+  })
+
+  it('rotates the bound token of a public client with a proof of its key: a DPoP token', async () => {
+    const response = await refreshTokenGrant(
+      { refresh_token: 'rt-1' },
+      client,
+      tenant,
+      deps(store),
+      {
+        jkt: JKT,
+        publicClient: true,
+      },
+    )
+    expect(response.token_type).toBe('DPoP')
+    // A public client's family is read before the rotation, so its key is checked first.
+    expect(store.calls).toEqual(['findRefreshToken', 'rotateRefreshToken'])
+  })
+
+  it.each([
+    ['another key', { jkt: 'x'.repeat(43), publicClient: true }, 'invalid_grant'],
+    ['no proof', { publicClient: true }, 'invalid_dpop_proof'],
+  ])('refuses %s before spending the token', async (_, binding, code) => {
+    const error = await refuse(
+      refreshTokenGrant({ refresh_token: 'rt-1' }, client, tenant, deps(store), binding),
+    )
+    expect(error.code).toBe(code)
+    expect(store.calls).toEqual(['findRefreshToken'])
+    expect(store.tokens.get(sha256Hex('rt-1'))).not.toHaveProperty('spentAt')
+    expect(store.family).not.toHaveProperty('revokedAt')
+  })
+
+  it('binds the access token of a confidential client without reading the family first', async () => {
+    delete store.family.dpopJkt
+    const response = await refreshTokenGrant(
+      { refresh_token: 'rt-1' },
+      client,
+      tenant,
+      deps(store),
+      {
+        jkt: JKT,
+        publicClient: false,
+      },
+    )
+    expect(response.token_type).toBe('DPoP')
+    expect(store.calls).toEqual(['rotateRefreshTokenForClient'])
+  })
+})

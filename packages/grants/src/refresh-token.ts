@@ -5,6 +5,8 @@ import { randomToken, sha256Hex } from './crypto.js'
 import { OAuthError } from './errors.js'
 import type { RotateResult } from './ports.js'
 import type { TokenParams } from './request.js'
+import { checkBoundKey, NO_DPOP } from './dpop/binding.js'
+import type { DpopBinding } from './dpop/binding.js'
 import { hasOpenIdScope } from './openid/claims.js'
 import { audienceOf, scopesForResource, tokenResource } from './resource.js'
 import { narrowScope } from './scope.js'
@@ -22,6 +24,7 @@ export async function refreshTokenGrant(
   client: Client,
   tenant: TenantContext,
   deps: GrantDeps,
+  dpop: DpopBinding = NO_DPOP,
 ): Promise<TokenResponse> {
   if (!client.grantTypes.includes('refresh_token')) {
     throw new OAuthError(
@@ -37,7 +40,10 @@ export async function refreshTokenGrant(
   const store = deps.refreshTokens
   let result: RotateResult
   let scopes: string[]
-  if (params.scope === undefined && params.resource === undefined) {
+  // A public client's family may be bound to a DPoP key (only public clients' families are), so
+  // it is read and checked before the rotation: a request without the key's proof leaves the
+  // token unspent.
+  if (params.scope === undefined && params.resource === undefined && !dpop.publicClient) {
     // Nothing to check between the read and the rotation: the store checks the client itself,
     // and the access token gets the family's whole scope.
     result = await store.rotateRefreshTokenForClient(
@@ -53,6 +59,7 @@ export async function refreshTokenGrant(
     if (found === undefined || found.family.clientId !== client.clientId) {
       throw new OAuthError('invalid_grant', 'invalid refresh token')
     }
+    checkBoundKey(found.family.dpopJkt, dpop, 'the refresh token')
     // §6: the new access token may narrow the grant's scope; the refresh token keeps it whole.
     // Checked before the rotation, so that a refused scope leaves the token unspent.
     scopes = narrowScope(params.scope, splitScope(found.family.scope))
@@ -82,6 +89,7 @@ export async function refreshTokenGrant(
       claims: family.claims,
       family,
       audience: audienceOf(tenant, resource),
+      ...(dpop.jkt === undefined ? {} : { jkt: dpop.jkt }),
     },
     next,
     tenant,

@@ -153,7 +153,7 @@ describe('CORS on the router', () => {
     expect(corsHeadersOf(res.headers)).toEqual({
       'access-control-allow-origin': 'https://app.acme.test',
       'access-control-allow-methods': 'POST',
-      'access-control-allow-headers': 'Authorization, Content-Type',
+      'access-control-allow-headers': 'Authorization, Content-Type, DPoP',
       'access-control-max-age': '600',
     })
     const jwks = await request(server)
@@ -175,7 +175,7 @@ describe('CORS on the router', () => {
     expect(ok.headers.vary).toBe('Origin')
     expect(corsHeadersOf(ok.headers)).toEqual({
       'access-control-allow-origin': 'http://localhost:8081',
-      'access-control-expose-headers': 'WWW-Authenticate, Retry-After',
+      'access-control-expose-headers': 'WWW-Authenticate, Retry-After, DPoP-Nonce',
     })
     const failed = await request(server)
       .post('/token')

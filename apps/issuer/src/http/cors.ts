@@ -15,15 +15,17 @@ import type { Middleware } from 'koa'
 import type { TenantState } from './tenant.js'
 
 /**
- * Request headers a browser app may send: client authentication (`Authorization: Basic`) and a
- * JSON body (`Content-Type: application/json` is not CORS-safelisted, so it is preflighted).
+ * Request headers a browser app may send: client authentication (`Authorization: Basic`), a
+ * JSON body (`Content-Type: application/json` is not CORS-safelisted, so it is preflighted) and
+ * a DPoP proof (RFC 9449).
  */
-export const CORS_ALLOW_HEADERS = 'Authorization, Content-Type'
+export const CORS_ALLOW_HEADERS = 'Authorization, Content-Type, DPoP'
 /**
  * Response headers a browser app may read beyond the safelisted ones (Cache-Control,
- * Content-Type, Pragma, ...): the Basic challenge of a 401 and the wait of a 429 or 503.
+ * Content-Type, Pragma, ...): the challenge of a 401, the wait of a 429 or 503, and the DPoP
+ * nonce its next proof must carry.
  */
-export const CORS_EXPOSE_HEADERS = 'WWW-Authenticate, Retry-After'
+export const CORS_EXPOSE_HEADERS = 'WWW-Authenticate, Retry-After, DPoP-Nonce'
 /**
  * How long a browser may reuse a preflight answer. Ten minutes keeps a removed origin from
  * sending preflighted requests for long; the actual responses lose their CORS headers at once.

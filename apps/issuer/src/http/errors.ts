@@ -53,6 +53,7 @@ function render(error: unknown): Rendered | undefined {
   if (error instanceof OAuthError) {
     const headers: Record<string, string> = {}
     if (error.retryAfterSeconds !== undefined) headers['Retry-After'] = `${error.retryAfterSeconds}`
+    if (error.dpopNonce !== undefined) headers['DPoP-Nonce'] = error.dpopNonce
     if (error.code === 'invalid_client' && error.challenge === 'Basic') {
       headers['WWW-Authenticate'] = 'Basic realm="tessera", charset="UTF-8"'
     }

@@ -26,4 +26,6 @@ export const OAUTH_STATUS: Readonly<Record<OAuthErrorCode, number>> = {
   request_uri_not_supported: 400,
   invalid_token: 401,
   insufficient_scope: 403,
+  invalid_dpop_proof: 400,
+  use_dpop_nonce: 400,
 }

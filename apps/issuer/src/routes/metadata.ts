@@ -1,5 +1,11 @@
 import { CLIENT_ASSERTION_ALGORITHMS } from '@tessera/config-schema'
-import { EMAIL_CLAIMS, ID_TOKEN_CLAIMS, PROFILE_CLAIMS, PROMPT_VALUES } from '@tessera/grants'
+import {
+  DPOP_SIGNING_ALGORITHMS,
+  EMAIL_CLAIMS,
+  ID_TOKEN_CLAIMS,
+  PROFILE_CLAIMS,
+  PROMPT_VALUES,
+} from '@tessera/grants'
 import type { Middleware } from 'koa'
 import type { TenantState } from '../http/tenant.js'
 import type { TenantRuntime } from '../tenants/runtime.js'
@@ -47,6 +53,8 @@ export function authorizationServerMetadata(runtime: TenantRuntime): Record<stri
     introspection_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
     scopes_supported: [...scopes].sort(),
     authorization_response_iss_parameter_supported: true,
+    // RFC 9449 §5.1: the proof algorithms /token and /userinfo accept.
+    dpop_signing_alg_values_supported: [...DPOP_SIGNING_ALGORITHMS],
   }
 }
 

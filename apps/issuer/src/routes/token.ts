@@ -3,6 +3,7 @@ import type { GrantDeps } from '@tessera/grants'
 import type { Middleware } from 'koa'
 import type { TenantState } from '../http/tenant.js'
 import { readTextBody } from '../http/body.js'
+import { dpopInput, setDpopNonce } from '../http/dpop.js'
 import type { Metrics } from '../observability/metrics.js'
 
 export interface TokenRouteDeps {
@@ -24,7 +25,12 @@ export function tokenRoute(deps: TokenRouteDeps): Middleware<TenantState> {
       const raw = await readTextBody(ctx, deps.maxBodyBytes)
       const params = parseTokenRequestBody(raw, headers['content-type'] || undefined)
       const response = await handleTokenRequest(
-        { params, authorization: headers.authorization || undefined, address: ctx.ip },
+        {
+          params,
+          authorization: headers.authorization || undefined,
+          address: ctx.ip,
+          dpop: dpopInput(ctx),
+        },
         tenant.context,
         deps.grants,
       )
@@ -39,6 +45,7 @@ export function tokenRoute(deps: TokenRouteDeps): Middleware<TenantState> {
       res.setHeader('Cache-Control', 'no-store')
       res.setHeader('Pragma', 'no-cache')
       res.setHeader('Content-Type', 'application/json; charset=utf-8')
+      await setDpopNonce(ctx, deps.grants)
       ctx.body = response
     } catch (error) {
       if (error instanceof OAuthError) {

@@ -1,7 +1,13 @@
-import { OAuthError, parseTokenRequestBody, userInfo } from '@tessera/grants'
+import {
+  DPOP_SIGNING_ALGORITHMS,
+  OAuthError,
+  parseTokenRequestBody,
+  userInfo,
+} from '@tessera/grants'
 import type { GrantDeps } from '@tessera/grants'
 import type { Context, Middleware } from 'koa'
 import { readTextBody } from '../http/body.js'
+import { dpopInput, setDpopNonce } from '../http/dpop.js'
 import { OAUTH_STATUS } from '../http/oauth-status.js'
 import type { TenantState } from '../http/tenant.js'
 
@@ -10,27 +16,43 @@ export interface UserInfoRouteDeps {
   maxBodyBytes: number
 }
 
-// RFC 6750 §2.1: b64token after the scheme, which is case-insensitive.
-const BEARER = /^bearer +([\w.~+/-]+=*)$/i
+// RFC 6750 §2.1 and RFC 9449 §7.1: a token68 after the scheme, which is case-insensitive.
+const AUTHORIZATION = /^(bearer|dpop) +([\w.~+/-]+=*)$/i
 
 /** An RFC 6750 auth-param value: a quoted string without `"` or `\`, which descriptions never hold. */
 function quoted(value: string): string {
   return `"${value.replace(/["\\]/g, '')}"`
 }
 
+/** The access token of the request and the scheme it came with. */
+interface Presented {
+  token: string
+  scheme: 'Bearer' | 'DPoP'
+}
+
 /**
- * The RFC 6750 §3 answer: 401 with a `WWW-Authenticate: Bearer` challenge, naming the error
- * (none when no token was sent at all, §3.1), and the same error as JSON.
+ * The RFC 6750 §3 answer: 401 with a `WWW-Authenticate` challenge, naming the error (none when
+ * no token was sent at all, §3.1), and the same error as JSON. The challenge is `DPoP` (RFC 9449
+ * §7.1, with the proof algorithms) for a DPoP request or a token that must be sent as DPoP.
  */
-function challenge(ctx: Context, realm: string, error?: OAuthError): void {
+function challenge(
+  ctx: Context,
+  realm: string,
+  scheme: 'Bearer' | 'DPoP',
+  error?: OAuthError,
+): void {
   const params = [`realm=${quoted(realm)}`]
   if (error !== undefined) {
     params.push(`error=${quoted(error.code)}`, `error_description=${quoted(error.description)}`)
     if (error.code === 'insufficient_scope') params.push(`scope="openid"`)
   }
-  ctx.set('WWW-Authenticate', `Bearer ${params.join(', ')}`)
+  if (scheme === 'DPoP') params.push(`algs="${DPOP_SIGNING_ALGORITHMS.join(' ')}"`)
+  ctx.set('WWW-Authenticate', `${scheme} ${params.join(', ')}`)
   ctx.set('Cache-Control', 'no-store')
-  ctx.status = error === undefined ? 401 : OAUTH_STATUS[error.code]
+  if (error?.dpopNonce !== undefined) ctx.set('DPoP-Nonce', error.dpopNonce)
+  // A proof refused at a protected resource is 401 (RFC 9449 §7.1), not the 400 of /token.
+  const dpopError = error?.code === 'invalid_dpop_proof' || error?.code === 'use_dpop_nonce'
+  ctx.status = error === undefined || dpopError ? 401 : OAUTH_STATUS[error.code]
   ctx.body =
     error === undefined
       ? { error: 'invalid_token', error_description: 'no access token was sent' }
@@ -38,15 +60,18 @@ function challenge(ctx: Context, realm: string, error?: OAuthError): void {
 }
 
 /** The token of the request: the Authorization header, or a POSTed form's `access_token` (§2.2). */
-async function bearerToken(ctx: Context, maxBodyBytes: number): Promise<string | undefined> {
+async function presentedToken(ctx: Context, maxBodyBytes: number): Promise<Presented | undefined> {
   const header = ctx.get('Authorization')
-  let fromHeader: string | undefined
+  let fromHeader: Presented | undefined
   if (header !== '') {
-    const match = BEARER.exec(header)
-    if (match?.[1] === undefined) {
-      throw new OAuthError('invalid_request', 'the Authorization header is not a Bearer token')
+    const match = AUTHORIZATION.exec(header)
+    if (match?.[1] === undefined || match[2] === undefined) {
+      throw new OAuthError(
+        'invalid_request',
+        'the Authorization header is not a Bearer or DPoP access token',
+      )
     }
-    fromHeader = match[1]
+    fromHeader = { token: match[2], scheme: match[1].toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer' }
   }
   let fromBody: string | undefined
   if (ctx.method === 'POST') {
@@ -62,20 +87,28 @@ async function bearerToken(ctx: Context, maxBodyBytes: number): Promise<string |
       'send the access token once, not in the header and the body',
     )
   }
-  return fromHeader ?? fromBody
+  return fromHeader ?? (fromBody === undefined ? undefined : { token: fromBody, scheme: 'Bearer' })
 }
 
 /**
  * GET and POST /userinfo (OpenID Connect Core §5.3): `sub` and the claims the token's scope
- * releases, for a live access token with `openid`; errors as RFC 6750 §3 challenges.
+ * releases, for a live access token with `openid`; a DPoP-bound token only as `Authorization:
+ * DPoP` with a proof of its key (RFC 9449 §7); errors as RFC 6750 §3 challenges.
  */
 export function userInfoRoute(deps: UserInfoRouteDeps): Middleware<TenantState> {
   return async (ctx) => {
     const { tenant } = ctx.state
+    let scheme: 'Bearer' | 'DPoP' = 'Bearer'
     try {
-      const token = await bearerToken(ctx, deps.maxBodyBytes)
-      if (token === undefined) return challenge(ctx, tenant.issuer)
-      const claims = await userInfo(token, tenant.context, deps.grants)
+      const presented = await presentedToken(ctx, deps.maxBodyBytes)
+      if (presented === undefined) return challenge(ctx, tenant.issuer, scheme)
+      scheme = presented.scheme
+      const claims = await userInfo(presented.token, tenant.context, deps.grants, {
+        scheme,
+        method: ctx.method,
+        ...dpopInput(ctx),
+      })
+      await setDpopNonce(ctx, deps.grants)
       ctx.set('Cache-Control', 'no-store')
       ctx.set('Pragma', 'no-cache')
       ctx.body = claims
@@ -85,14 +118,15 @@ export function userInfoRoute(deps: UserInfoRouteDeps): Middleware<TenantState> 
         // §3.1: a malformed request is 400, still with the challenge.
         ctx.set(
           'WWW-Authenticate',
-          `Bearer realm=${quoted(tenant.issuer)}, error="invalid_request"`,
+          `${scheme} realm=${quoted(tenant.issuer)}, error="invalid_request"`,
         )
         ctx.set('Cache-Control', 'no-store')
         ctx.status = 400
         ctx.body = { error: error.code, error_description: error.description }
         return
       }
-      challenge(ctx, tenant.issuer, error)
+      const dpop = scheme === 'DPoP' || error.challenge === 'DPoP'
+      challenge(ctx, tenant.issuer, dpop ? 'DPoP' : 'Bearer', error)
     }
   }
 }

@@ -377,6 +377,7 @@ class ServedTenantRuntime implements TenantRuntime {
       verifyIdTokenHint: createIdTokenHintVerifier(issuer, keyRing),
       users: options.users(tenant),
       accessTokenTtlSeconds: options.accessTokenTtlSeconds,
+      ...(tenant.dpopNonce === true ? { dpopNonce: true } : {}),
     }
   }
 }

@@ -81,7 +81,7 @@ describe('CORS (browser apps on another origin)', () => {
         expect(cors(res)).toEqual({
           'access-control-allow-origin': origin,
           'access-control-allow-methods': method === 'GET' ? 'GET, HEAD' : 'POST',
-          'access-control-allow-headers': 'Authorization, Content-Type',
+          'access-control-allow-headers': 'Authorization, Content-Type, DPoP',
           'access-control-max-age': '600',
         })
       }
@@ -110,7 +110,7 @@ describe('CORS (browser apps on another origin)', () => {
     expect(token.headers.vary).toBe('Origin')
     expect(cors(token)).toEqual({
       'access-control-allow-origin': SPA_ORIGIN,
-      'access-control-expose-headers': 'WWW-Authenticate, Retry-After',
+      'access-control-expose-headers': 'WWW-Authenticate, Retry-After, DPoP-Nonce',
     })
     const tokens = token.json as { access_token: string; refresh_token: string }
 

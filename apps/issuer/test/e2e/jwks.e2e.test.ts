@@ -79,6 +79,7 @@ describe('GET /.well-known/jwks.json and metadata', () => {
         introspection_endpoint_auth_signing_alg_values_supported: ['RS256', 'ES256', 'PS256'],
         scopes_supported: ['read', 'write'],
         authorization_response_iss_parameter_supported: true,
+        dpop_signing_alg_values_supported: ['ES256', 'RS256', 'PS256', 'EdDSA'],
       })
     } finally {
       await issuer.close()

@@ -51,6 +51,7 @@ export async function issueCode(
       ...(signIn === undefined ? {} : { sid: signIn.sid, authTime: signIn.authTime }),
       ...(nonce === undefined ? {} : { nonce }),
       ...(request.resources === undefined ? {} : { resources: request.resources }),
+      ...(request.dpopJkt === undefined ? {} : { dpopJkt: request.dpopJkt }),
     },
     signIn === undefined ? undefined : { keepPerSession: MAX_CODES_PER_SESSION_AND_CLIENT },
   )

@@ -25,6 +25,8 @@ export interface SealedLogin {
   nonce?: string
   /** The resources (RFC 8707) the request named, as configured. */
   resources?: string[]
+  /** The request's `dpop_jkt` (RFC 9449 §10). */
+  dpopJkt?: string
   /** A "Continue as …" form: the `sid` of the session whose user it names. */
   sid?: string
   /** base64url SHA-256 of the binding cookie's value. */
@@ -46,6 +48,7 @@ const ClaimsSchema = z.object({
   nc: z.string().optional(),
   sid: z.string().optional(),
   rsc: z.array(z.string()).optional(),
+  jkt: z.string().optional(),
   bnd: z.string(),
 })
 
@@ -90,6 +93,7 @@ export function sealLogin(login: SealedLogin, key: Uint8Array): Promise<string> 
     ...(login.nonce === undefined ? {} : { nc: login.nonce }),
     ...(login.sid === undefined ? {} : { sid: login.sid }),
     ...(login.resources === undefined ? {} : { rsc: login.resources }),
+    ...(login.dpopJkt === undefined ? {} : { jkt: login.dpopJkt }),
     bnd: login.bindingHash,
   })
     .setProtectedHeader({ alg: 'dir', enc: 'A256GCM' })
@@ -123,7 +127,7 @@ export async function openLogin(
   }
   const claims = ClaimsSchema.safeParse(payload)
   if (!claims.success || claims.data.tnt !== tenant) return undefined
-  const { jti, exp, tnt, cid, ruri, scp, st, cc, nc, sid, rsc, bnd } = claims.data
+  const { jti, exp, tnt, cid, ruri, scp, st, cc, nc, sid, rsc, jkt, bnd } = claims.data
   return {
     id: jti,
     tenant: tnt,
@@ -135,6 +139,7 @@ export async function openLogin(
     ...(nc === undefined ? {} : { nonce: nc }),
     ...(sid === undefined ? {} : { sid }),
     ...(rsc === undefined ? {} : { resources: rsc }),
+    ...(jkt === undefined ? {} : { dpopJkt: jkt }),
     bindingHash: bnd,
     expiresAt: exp * 1000,
   }

@@ -127,6 +127,14 @@ function checkOptionalResources(method: string, name: string, value: unknown): v
   }
 }
 
+/** An RFC 7638 SHA-256 JWK thumbprint: 32 bytes, base64url (43 characters). */
+function checkOptionalThumbprint(method: string, name: string, value: unknown): void {
+  if (value === undefined) return
+  if (typeof value !== 'string' || !/^[\w-]{43}$/.test(value)) {
+    throw new TypeError(`${method}: ${name} must be a base64url SHA-256 JWK thumbprint`)
+  }
+}
+
 export function checkCode(method: string, code: AuthorizationCodeRecord): void {
   checkText(method, 'codeHash', code.codeHash)
   checkText(method, 'tenant', code.tenant)
@@ -143,6 +151,7 @@ export function checkCode(method: string, code: AuthorizationCodeRecord): void {
   checkOptionalText(method, 'sid', code.sid)
   checkOptionalTime(method, 'authTime', code.authTime)
   checkOptionalResources(method, 'resources', code.resources)
+  checkOptionalThumbprint(method, 'dpopJkt', code.dpopJkt)
 }
 
 function checkFamily(method: string, family: RefreshFamily): void {
@@ -159,6 +168,7 @@ function checkFamily(method: string, family: RefreshFamily): void {
   checkOptionalText(method, 'family.sid', family.sid)
   checkOptionalTime(method, 'family.authTime', family.authTime)
   checkOptionalResources(method, 'family.resources', family.resources)
+  checkOptionalThumbprint(method, 'family.dpopJkt', family.dpopJkt)
 }
 
 /** The arguments of `redeemCode`; a family must belong to the tenant of the code it comes from. */

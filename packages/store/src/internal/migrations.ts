@@ -324,6 +324,16 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX consents_expires_at ON consents (expires_at);
     `,
   },
+  {
+    // The DPoP key (RFC 7638 thumbprint) a code's redemption must prove (`dpop_jkt`), and the
+    // one a public client's refresh family is bound to; NULL: not bound.
+    version: 17,
+    name: 'dpop_jkt',
+    sql: `
+      ALTER TABLE authorization_codes ADD COLUMN dpop_jkt TEXT;
+      ALTER TABLE refresh_families ADD COLUMN dpop_jkt TEXT;
+    `,
+  },
 ]
 
 /**

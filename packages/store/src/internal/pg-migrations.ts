@@ -331,6 +331,15 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX consents_expires_at ON consents (expires_at);
     `,
   },
+  {
+    // The DPoP key a code or a refresh family is bound to (see the SQLite migration 17).
+    version: 17,
+    name: 'dpop_jkt',
+    sql: `
+      ALTER TABLE authorization_codes ADD COLUMN dpop_jkt TEXT;
+      ALTER TABLE refresh_families ADD COLUMN dpop_jkt TEXT;
+    `,
+  },
 ]
 
 /**

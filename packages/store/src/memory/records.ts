@@ -36,6 +36,7 @@ export function copyCode(c: AuthorizationCodeRecord): AuthorizationCodeRecord {
   if (c.sid !== undefined) code.sid = c.sid
   if (c.authTime !== undefined) code.authTime = c.authTime
   if (c.resources !== undefined) code.resources = [...c.resources]
+  if (c.dpopJkt !== undefined) code.dpopJkt = c.dpopJkt
   return code
 }
 
@@ -55,6 +56,7 @@ export function copyFamily(f: RefreshFamily): RefreshFamily {
   if (f.authTime !== undefined) family.authTime = f.authTime
   if (f.revokedAt !== undefined) family.revokedAt = f.revokedAt
   if (f.resources !== undefined) family.resources = [...f.resources]
+  if (f.dpopJkt !== undefined) family.dpopJkt = f.dpopJkt
   return family
 }
 

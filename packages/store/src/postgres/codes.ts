@@ -9,12 +9,12 @@ import {
 import { FAMILY_COLUMNS, familyValues } from '../internal/tables/refresh-families.js'
 import { placeholders, utf8, type PgRunner } from './runner.js'
 
-/** Saves a code: its columns as $1 … $15, in CODE_COLUMNS order. */
+/** Saves a code: its columns as $1 … $16, in CODE_COLUMNS order. */
 const INSERT_CODE = `INSERT INTO authorization_codes (${CODE_COLUMNS})
   VALUES (${placeholders(CODE_COLUMN_NAMES)})`
 
 /**
- * INSERT_CODE, and the session's older codes trimmed ($13 is the sid, $3 the client, $16 how
+ * INSERT_CODE, and the session's older codes trimmed ($13 is the sid, $3 the client, $17 how
  * many to keep). One statement: the DELETE does not see the row being inserted, so it keeps
  * `keep` older codes of the session and client, and the new one makes keepPerSession.
  */
@@ -24,15 +24,15 @@ const INSERT_CODE_BOUNDED = `WITH saved AS (${INSERT_CODE} RETURNING 1)
     AND code_hash <> $2 AND code_hash NOT IN (SELECT code_hash FROM authorization_codes
       WHERE tenant = $1 AND sid = $13 AND client_id = $3 AND consumed_at IS NULL
         AND code_hash <> $2
-      ORDER BY created_at DESC LIMIT $16)`
+      ORDER BY created_at DESC LIMIT $17)`
 
 /** Consumes a live code: $1 tenant, $2 code hash, $3 now. */
 const CONSUME_CODE = `UPDATE authorization_codes SET consumed_at = $3
   WHERE tenant = $1 AND code_hash = $2 AND consumed_at IS NULL AND expires_at > $3`
 
 /**
- * CONSUME_CODE, then the family ($4 … $15: its columns after the tenant, in FAMILY_COLUMNS
- * order) and its first token ($16, none when NULL), in one statement. The INSERTs read the row
+ * CONSUME_CODE, then the family ($4 … $16: its columns after the tenant, in FAMILY_COLUMNS
+ * order) and its first token ($17, none when NULL), in one statement. The INSERTs read the row
  * the step before returned, so they run only for the redemption that won; the token's foreign
  * key is checked at the end of the statement, when its family exists. Parameters are cast: in
  * an INSERT … SELECT, an untyped one would be taken for text.
@@ -45,13 +45,13 @@ const REDEEM_CODE = `
   family AS (
     INSERT INTO refresh_families (${FAMILY_COLUMNS})
     SELECT tenant, $4::text, $5::text, $6::text, $7::text, $8::json, $9::text, $10::text,
-      $11::bigint, $12::bigint, $13::bigint, $14::bigint, $15::text
+      $11::bigint, $12::bigint, $13::bigint, $14::bigint, $15::text, $16::text
     FROM consumed
     RETURNING tenant, family_id
   ),
   token AS (
     INSERT INTO refresh_tokens (tenant, token_hash, family_id, created_at, spent_at)
-    SELECT tenant, $16::text, family_id, $3::bigint, NULL FROM family WHERE $16::text IS NOT NULL
+    SELECT tenant, $17::text, family_id, $3::bigint, NULL FROM family WHERE $17::text IS NOT NULL
     RETURNING token_hash
   )
   SELECT (SELECT count(*) FROM consumed)::int AS redeemed`

@@ -19,6 +19,7 @@ export const CODE_COLUMN_NAMES = [
   'sid',
   'auth_time',
   'resources',
+  'dpop_jkt',
 ] as const
 
 export const CODE_COLUMNS = columnList(CODE_COLUMN_NAMES)
@@ -39,6 +40,7 @@ const CodeRowSchema = z.object({
   sid: z.string().nullable(),
   auth_time: z.int().nullable(),
   resources: z.string().nullable(),
+  dpop_jkt: z.string().nullable(),
 })
 
 /**
@@ -62,6 +64,7 @@ export function codeValues(code: AuthorizationCodeRecord, verbatim: Verbatim): u
     code.sid ?? null,
     code.authTime ?? null,
     code.resources === undefined ? null : code.resources.join(' '),
+    code.dpopJkt ?? null,
   ]
 }
 
@@ -87,5 +90,6 @@ export function parseCodeRow(row: unknown): AuthorizationCodeRecord {
   if (r.sid !== null) code.sid = r.sid
   if (r.auth_time !== null) code.authTime = r.auth_time
   if (r.resources !== null) code.resources = r.resources.split(' ')
+  if (r.dpop_jkt !== null) code.dpopJkt = r.dpop_jkt
   return code
 }

@@ -17,6 +17,7 @@ export const FAMILY_COLUMN_NAMES = [
   'expires_at',
   'revoked_at',
   'resources',
+  'dpop_jkt',
 ] as const
 
 export const FAMILY_COLUMNS = columnList(FAMILY_COLUMN_NAMES)
@@ -35,6 +36,7 @@ const FamilyRowSchema = z.object({
   expires_at: z.int(),
   revoked_at: z.int().nullable(),
   resources: z.string().nullable(),
+  dpop_jkt: z.string().nullable(),
 })
 
 /** A family as the values of its row, in FAMILY_COLUMNS order: claims as JSON, resources space-separated, absent as NULL. */
@@ -53,6 +55,7 @@ export function familyValues(family: RefreshFamily): unknown[] {
     family.expiresAt,
     family.revokedAt ?? null,
     family.resources === undefined ? null : family.resources.join(' '),
+    family.dpopJkt ?? null,
   ]
 }
 
@@ -76,5 +79,6 @@ export function parseFamilyRow(row: unknown): RefreshFamily {
   if (r.auth_time !== null) family.authTime = r.auth_time
   if (r.revoked_at !== null) family.revokedAt = r.revoked_at
   if (r.resources !== null) family.resources = r.resources.split(' ')
+  if (r.dpop_jkt !== null) family.dpopJkt = r.dpop_jkt
   return family
 }

@@ -33,6 +33,7 @@ const TokenFamilyRowSchema = z.object({
   expires_at: z.int(),
   revoked_at: z.int().nullable(),
   resources: z.string().nullable(),
+  dpop_jkt: z.string().nullable(),
   token_hash: z.string(),
   token_created_at: z.int(),
   token_spent_at: z.int().nullable(),
@@ -52,6 +53,7 @@ const good = {
   expires_at: 1_744_189_200_000,
   revoked_at: null,
   resources: 'https://mcp.example/mcp',
+  dpop_jkt: 'NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs',
   token_hash: 'a1b2',
   token_created_at: 1_741_597_200_000,
   token_spent_at: null,
@@ -59,7 +61,7 @@ const good = {
 
 type Column = keyof typeof good
 const TEXT: Column[] = ['tenant', 'family_id', 'client_id', 'sub', 'scope', 'token_hash']
-const NULLABLE_TEXT: Column[] = ['code_hash', 'sid', 'resources']
+const NULLABLE_TEXT: Column[] = ['code_hash', 'sid', 'resources', 'dpop_jkt']
 const INT: Column[] = ['created_at', 'expires_at', 'token_created_at']
 const NULLABLE_INT: Column[] = ['auth_time', 'revoked_at', 'token_spent_at']
 
@@ -129,6 +131,7 @@ describe('parseTokenFamilyRow', () => {
         createdAt: 1_741_597_200_000,
         expiresAt: 1_744_189_200_000,
         resources: ['https://mcp.example/mcp'],
+        dpopJkt: 'NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs',
       },
     })
     const spent = parseTokenFamilyRow({
@@ -138,6 +141,7 @@ describe('parseTokenFamilyRow', () => {
       auth_time: null,
       revoked_at: 5,
       resources: null,
+      dpop_jkt: null,
       token_spent_at: 4,
     })
     expect(spent.token.spentAt).toBe(4)
@@ -146,6 +150,7 @@ describe('parseTokenFamilyRow', () => {
     expect(spent.family).not.toHaveProperty('sid')
     expect(spent.family).not.toHaveProperty('authTime')
     expect(spent.family).not.toHaveProperty('resources')
+    expect(spent.family).not.toHaveProperty('dpopJkt')
   })
 
   it('ignores columns it does not know, as the zod schema did', () => {

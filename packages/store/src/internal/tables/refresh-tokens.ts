@@ -35,6 +35,7 @@ const TOKEN_FAMILY_COLUMNS = [
   ['expires_at', 'int'],
   ['revoked_at', 'int?'],
   ['resources', 'text?'],
+  ['dpop_jkt', 'text?'],
   ['token_hash', 'text'],
   ['token_created_at', 'int'],
   ['token_spent_at', 'int?'],
@@ -108,6 +109,7 @@ function isTokenFamilyRow(row: unknown): row is TokenFamilyRow {
     isInt(r.expires_at) &&
     isIntOrNull(r.revoked_at) &&
     isTextOrNull(r.resources) &&
+    isTextOrNull(r.dpop_jkt) &&
     isText(r.token_hash) &&
     isInt(r.token_created_at) &&
     isIntOrNull(r.token_spent_at)
@@ -155,5 +157,6 @@ export function parseTokenFamilyRow(row: unknown): {
   if (r.auth_time !== null) family.authTime = r.auth_time
   if (r.revoked_at !== null) family.revokedAt = r.revoked_at
   if (r.resources !== null) family.resources = r.resources.split(' ')
+  if (r.dpop_jkt !== null) family.dpopJkt = r.dpop_jkt
   return { token, family }
 }

@@ -7,6 +7,7 @@ import { dynamicReplicasContract } from './dynamic-replicas.js'
 import type { OpenStore } from './fixtures.js'
 import { grantRecordsContract } from './grant-records.js'
 import { resourcesContract } from './resources.js'
+import { dpopContract } from './dpop.js'
 import { keysContract } from './keys.js'
 import { lifecycleContract } from './lifecycle.js'
 import { marksContract } from './marks.js'
@@ -53,6 +54,7 @@ const SUITES: readonly ((open: OpenStore) => void)[] = [
   refreshTokensContract,
   grantRecordsContract,
   resourcesContract,
+  dpopContract,
   sessionsContract,
   registrationsContract,
   consentsContract,
