@@ -105,6 +105,7 @@ export function createMemoryReplayCache(options: MemoryReplayCacheOptions = {}):
         )
       }
       entries.set(jti, expiresAt)
+      // Keeps nextExpiry a lower bound of every entry's expiry, whatever order they come in.
       if (expiresAt < nextExpiry) nextExpiry = expiresAt
       return true
     },
