@@ -169,7 +169,7 @@ describe('DPoP proofs that are refused with 401 invalid_dpop_proof', () => {
     const ed448: DpopKey = { ...client, alg: 'EdDSA', privateKey, jwk, jkt: '' }
     const token = await accessToken(await calculateJwkThumbprint(jwk))
     const proof = await createProof(ed448, { htm: 'GET', htu: urlOf('koa'), accessToken: token })
-    expectProofRefused(await get(urlOf('koa'), dpopHeaders(token, proof)), /Ed25519/)
+    expectProofRefused(await get(urlOf('koa'), dpopHeaders(token, proof)), /not a key for EdDSA/)
   })
 
   it('a wrong typ, or none', async () => {

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto'
-import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, errors, jwtVerify } from 'jose'
-import type { JWK, JWTVerifyOptions } from 'jose'
+import { errors, jwtVerify } from 'jose'
+import type { JWTVerifyOptions } from 'jose'
 import { createMemoryReplayCache } from '../dpop-replay-cache.js'
 import type { DpopReplayCache } from '../dpop-replay-cache.js'
 import { VerifierError } from '../errors.js'
 import { DPOP_ALGORITHMS } from './dpop-options.js'
 import type { ResolvedDpop } from './dpop-options.js'
+import { invalid, ProofKeyCache } from './proof-keys.js'
 
 /** What a proof is checked against: the request as the adapter received it. */
 export interface ProofRequest {
@@ -50,16 +51,6 @@ const MAX_PROOF_LENGTH = 8192
 // Longer jtis would only cost replay cache memory; clients use 16 to 43 characters.
 const MAX_JTI_LENGTH = 256
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/
-// The members that make a JWK private or symmetric (RFC 7518 §6.2.2, §6.3.2, §6.4; RFC 8037 §2).
-const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k']
-
-function invalid(message: string, claim?: string, cause?: unknown): VerifierError {
-  return new VerifierError('ERR_DPOP_PROOF_INVALID', message, {
-    scheme: 'DPoP',
-    ...(claim === undefined ? {} : { claim }),
-    ...(cause === undefined ? {} : { cause }),
-  })
-}
 
 /** The URL without query and fragment, normalised as WHATWG URL parsing does; or undefined. */
 function htuOf(value: string): string | undefined {
@@ -99,34 +90,6 @@ function fromJose(error: unknown): VerifierError {
   return invalid('The DPoP proof is malformed', undefined, error)
 }
 
-/** Checks the header before jose imports its key: one public, asymmetric `jwk`. */
-function checkHeader(proof: string): Record<string, unknown> {
-  let header: Record<string, unknown>
-  try {
-    header = decodeProtectedHeader(proof)
-  } catch (error) {
-    throw invalid('The DPoP proof header is malformed', undefined, error)
-  }
-  if (
-    typeof header.alg !== 'string' ||
-    !(DPOP_ALGORITHMS as readonly string[]).includes(header.alg)
-  ) {
-    throw invalid('The DPoP proof algorithm is not accepted', 'alg')
-  }
-  const jwk = header.jwk
-  if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) {
-    throw invalid('The DPoP proof header has no jwk', 'jwk')
-  }
-  if (PRIVATE_MEMBERS.some((member) => Object.hasOwn(jwk, member))) {
-    throw invalid('The DPoP proof jwk must be a public key', 'jwk')
-  }
-  // RFC 9449 lists EdDSA for Ed25519 keys; jose would also take Ed448.
-  if (header.alg === 'EdDSA' && (jwk as { crv?: unknown }).crv !== 'Ed25519') {
-    throw invalid('The DPoP proof EdDSA key must be an Ed25519 key', 'jwk')
-  }
-  return header
-}
-
 /**
  * The DPoP checks of a verifier with the `dpop` option, on its clock and clock tolerance.
  *
@@ -139,6 +102,7 @@ export function createDpopChecker(
   const { now, clockTolerance } = clock
   const replayCache: DpopReplayCache = dpop.replayCache ?? createMemoryReplayCache({ now })
   const window = dpop.maxAge + clockTolerance * 1000
+  const proofKeys = new ProofKeyCache()
   const joseOptions = {
     typ: 'dpop+jwt',
     algorithms: [...DPOP_ALGORITHMS],
@@ -178,9 +142,9 @@ export function createDpopChecker(
       if (proof.includes(',')) throw invalid('The request has more than one DPoP header')
       if (proof.length > MAX_PROOF_LENGTH) throw invalid('The DPoP proof is too long')
       if (!COMPACT_JWS.test(proof)) throw invalid('The DPoP proof is not a compact JWS')
-      const header = checkHeader(proof)
+      const proofKey = await proofKeys.of(proof)
       const verifyOptions = { ...joseOptions, currentDate: new Date(now()) }
-      const { payload } = await jwtVerify(proof, EmbeddedJWK, verifyOptions).catch((error) => {
+      const { payload } = await jwtVerify(proof, proofKey.key, verifyOptions).catch((error) => {
         throw fromJose(error)
       })
       if (payload.htm !== request.method) throw invalid('The DPoP proof htm does not match', 'htm')
@@ -195,8 +159,7 @@ export function createDpopChecker(
       if (typeof jti !== 'string' || jti === '' || jti.length > MAX_JTI_LENGTH) {
         throw invalid('The DPoP proof jti is invalid', 'jti')
       }
-      const thumbprint = await calculateJwkThumbprint(header.jwk as JWK)
-      if (thumbprint !== jkt) {
+      if (proofKey.jkt !== jkt) {
         throw invalid('The DPoP proof key is not the key the token is bound to', 'jwk')
       }
       // Last: only a proof that passed everything else is remembered.
