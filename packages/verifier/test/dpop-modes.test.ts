@@ -213,6 +213,25 @@ describe('dpop.publicUrl', () => {
   })
 })
 
+describe('the proof window', () => {
+  it('is iat - clockTolerance to iat + maxAge + clockTolerance, to the millisecond', async () => {
+    let at = 0
+    const verifier = verifierWith({ maxAge: 10_000 }, { clockTolerance: 1, now: () => at })
+    const url = `${await serve('koa', verifier)}/orders`
+    const iat = now()
+    const token = await accessToken(client.jkt, { iat: iat - 100 })
+    const call = async (atMs: number) => {
+      at = atMs
+      const proof = await createProof(client, { htm: 'GET', htu: url, accessToken: token, iat })
+      return (await get(url, dpopHeaders(token, proof))).status
+    }
+    expect(await call(iat * 1000 + 11_000 - 1)).toBe(200)
+    expect(await call(iat * 1000 + 11_000)).toBe(401)
+    expect(await call(iat * 1000 - 1_000)).toBe(200)
+    expect(await call(iat * 1000 - 1_001)).toBe(401)
+  })
+})
+
 describe('dpop.replayCache', () => {
   it('is called once per accepted proof, with expiresAt = iat + maxAge + clockTolerance', async () => {
     const calls: [string, number][] = []

@@ -76,7 +76,7 @@ function expectedHtu(request: ProofRequest, publicOrigin: string | undefined): s
 function fromJose(error: unknown): VerifierError {
   if (error instanceof VerifierError) return error
   if (error instanceof errors.JWTExpired) {
-    return invalid('The DPoP proof is too old', error.claim, error)
+    return invalid('The DPoP proof has expired', error.claim, error)
   }
   if (error instanceof errors.JWTClaimValidationFailed) {
     return invalid(`The DPoP proof ${error.claim} is invalid`, error.claim, error)
@@ -107,8 +107,6 @@ export function createDpopChecker(
     typ: 'dpop+jwt',
     algorithms: [...DPOP_ALGORITHMS],
     requiredClaims: ['iat', 'jti', 'htm', 'htu'],
-    // jose refuses a proof older than maxTokenAge plus the tolerance, or issued after now plus it.
-    maxTokenAge: dpop.maxAge / 1000,
     clockTolerance,
   } satisfies JWTVerifyOptions
 
@@ -143,10 +141,18 @@ export function createDpopChecker(
       if (proof.length > MAX_PROOF_LENGTH) throw invalid('The DPoP proof is too long')
       if (!COMPACT_JWS.test(proof)) throw invalid('The DPoP proof is not a compact JWS')
       const proofKey = await proofKeys.of(proof)
-      const verifyOptions = { ...joseOptions, currentDate: new Date(now()) }
+      const at = now()
+      const verifyOptions = { ...joseOptions, currentDate: new Date(at) }
       const { payload } = await jwtVerify(proof, proofKey.key, verifyOptions).catch((error) => {
         throw fromJose(error)
       })
+      // In ms, not jose's whole seconds: the proof is acceptable exactly while its jti is
+      // remembered (until expiresAt, excluded), so no instant exists where it passes unrecorded.
+      const expiresAt = (payload.iat as number) * 1000 + window
+      if ((payload.iat as number) * 1000 > at + clockTolerance * 1000) {
+        throw invalid('The DPoP proof iat is in the future', 'iat')
+      }
+      if (at >= expiresAt) throw invalid('The DPoP proof is too old', 'iat')
       if (payload.htm !== request.method) throw invalid('The DPoP proof htm does not match', 'htm')
       const htu = typeof payload.htu === 'string' ? htuOf(payload.htu) : undefined
       if (htu === undefined || htu !== expectedHtu(request, dpop.publicOrigin)) {
@@ -155,7 +161,7 @@ export function createDpopChecker(
       if (payload.ath !== createHash('sha256').update(token).digest('base64url')) {
         throw invalid('The DPoP proof ath does not match the access token', 'ath')
       }
-      const { jti, iat } = payload as { jti: unknown; iat: number }
+      const { jti } = payload
       if (typeof jti !== 'string' || jti === '' || jti.length > MAX_JTI_LENGTH) {
         throw invalid('The DPoP proof jti is invalid', 'jti')
       }
@@ -163,7 +169,7 @@ export function createDpopChecker(
         throw invalid('The DPoP proof key is not the key the token is bound to', 'jwk')
       }
       // Last: only a proof that passed everything else is remembered.
-      await remember(jti, iat * 1000 + window)
+      await remember(jti, expiresAt)
     },
   }
 }
