@@ -169,6 +169,28 @@ describe('the dpop option: tokens and schemes', () => {
   })
 })
 
+describe('the dpop option with the token cache', () => {
+  it('checks a new proof on every request, also when the token is a cache hit', async () => {
+    for (const name of NAMES) {
+      const verifier = verifierWith({}, { tokenCache: { max: 100 } })
+      const url = `${await serve(name, verifier)}/orders`
+      const token = await accessToken(client.jkt)
+      const proof = () => createProof(client, { htm: 'GET', htu: url, accessToken: token })
+      const first = await proof()
+      expect((await get(url, dpopHeaders(token, first))).status).toBe(200)
+      expect((await get(url, dpopHeaders(token, await proof()))).status).toBe(200)
+      expect(verifier.stats().tokenCacheHits).toBe(1)
+      expect(errorOf(await get(url, dpopHeaders(token, first)))).toBe('invalid_dpop_proof')
+      expect(errorOf(await get(url, { authorization: `DPoP ${token}` }))).toBe('invalid_dpop_proof')
+      const asBearer = await get(url, { authorization: `Bearer ${token}` })
+      expect(asBearer.status).toBe(401)
+      expect(asBearer.headers['www-authenticate']).toMatch(
+        /^DPoP realm="api", error="invalid_token"/,
+      )
+    }
+  })
+})
+
 describe('dpop.required', () => {
   it('refuses every Bearer token and offers the DPoP challenge alone', async () => {
     for (const name of NAMES) {
