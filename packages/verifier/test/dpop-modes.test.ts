@@ -3,7 +3,7 @@ import { createMemoryReplayCache, createVerifier } from '../src/index.js'
 import type { DpopOptions, Verifier, VerifierOptions } from '../src/index.js'
 import { verifyRequest } from '../src/fetch.js'
 import { AUDIENCE } from './support/attacks.js'
-import { bound, createDpopKey, createProof, dpopHeaders } from './support/dpop.js'
+import { bound, callWithDpop, createDpopKey, createProof, dpopHeaders } from './support/dpop.js'
 import type { DpopKey } from './support/dpop.js'
 import { claims, createTestKey, signRs256 } from './support/keys.js'
 import type { TestKey } from './support/keys.js'
@@ -53,6 +53,7 @@ function accessToken(jkt: string | undefined, extra: Record<string, unknown> = {
 /** A GET of `url` with a token bound to the client key and a proof for `htu` (default `url`). */
 async function withProof(url: string, htu = url, extra: Record<string, unknown> = {}) {
   const token = await accessToken(client.jkt, extra)
+  if (htu === url) return callWithDpop(url, token, client)
   const proof = await createProof(client, { htm: 'GET', htu, accessToken: token })
   return get(url, dpopHeaders(token, proof))
 }

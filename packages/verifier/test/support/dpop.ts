@@ -1,6 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto'
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT } from 'jose'
 import type { JWK, JWTPayload, KeyLike } from 'jose'
+import { send } from './servers.js'
+import type { Received } from './servers.js'
 
 /** The proof algorithms RFC 9449 clients use and the verifier accepts. */
 export const PROOF_ALGORITHMS = ['ES256', 'RS256', 'PS256', 'EdDSA'] as const
@@ -89,4 +91,18 @@ export function bound(payload: JWTPayload, jkt: string): JWTPayload {
 /** The headers of a request with a DPoP-bound token and its proof. */
 export function dpopHeaders(token: string, proof: string): Record<string, string> {
   return { authorization: `DPoP ${token}`, dpop: proof }
+}
+
+/**
+ * Calls `url` as a DPoP client does: `Authorization: DPoP <token>` and a fresh proof of `key`
+ * for this method and URL. For tests against any server, the real issuer's tokens included.
+ */
+export async function callWithDpop(
+  url: string,
+  token: string,
+  key: DpopKey,
+  method = 'GET',
+): Promise<Received> {
+  const proof = await createProof(key, { htm: method, htu: url, accessToken: token })
+  return send(method, url, dpopHeaders(token, proof))
 }
