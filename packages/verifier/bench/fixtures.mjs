@@ -1,8 +1,9 @@
 // What the benchmarks share: the keys, one token per algorithm, this package's verifier as the
 // Koa route uses it, and the baseline, jose's jwtVerify in a bare Koa middleware.
 import { createSecretKey } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import { SignJWT, exportJWK, generateKeyPair, jwtVerify } from 'jose'
-import { createVerifier } from '../dist/index.js'
+import { createMemoryReplayCache, createVerifier } from '../dist/index.js'
 
 export const ISSUER = 'https://issuer.bench.test'
 export const SECRET = 'bench-secret-0123456789-abcdefghijklmn'
@@ -27,12 +28,42 @@ for (const alg of ['HS256', 'RS256']) {
     .sign(alg === 'HS256' ? secretKey : privateKey)
 }
 
-/** A verifier for the tokens, HS256 and RS256, with or without the token cache. */
-export function benchVerifier(tokenCache) {
+/** An RS256 token like `tokens.RS256`, bound to the DPoP key with thumbprint `jkt`. */
+export function boundToken(jkt) {
+  return new SignJWT({ sub: 'u', scope: 'read', client_id: 'c', cnf: { jkt } })
+    .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: 'bench' })
+    .setIssuer(ISSUER)
+    .setIssuedAt(now)
+    .setExpirationTime(now + 3600)
+    .sign(privateKey)
+}
+
+/**
+ * `count` DPoP proofs (ES256, each with its own jti) of `key` for `GET url` with `token`, made
+ * with jose ahead of a load run: the load generator sends one per request.
+ */
+export async function dpopProofs(key, url, token, count) {
+  const ath = createHash('sha256').update(token).digest('base64url')
+  const iat = Math.floor(Date.now() / 1000)
+  const header = { alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk }
+  const proofs = []
+  for (let i = 0; i < count; i++) {
+    const claims = { htm: 'GET', htu: url, iat, jti: randomUUID(), ath }
+    proofs.push(await new SignJWT(claims).setProtectedHeader(header).sign(key.privateKey))
+  }
+  return proofs
+}
+
+/**
+ * A verifier for the tokens, HS256 and RS256, with or without the token cache; with `dpop`,
+ * DPoP on, its memory replay cache sized for the benchmark's rate (a million proofs per 65 s).
+ */
+export function benchVerifier(tokenCache, dpop = false) {
   return createVerifier({
     issuer: ISSUER,
     secret: SECRET,
     tokenCache: tokenCache ? { max: 10_000 } : undefined,
+    dpop: dpop ? { replayCache: createMemoryReplayCache({ max: 1_000_000 }) } : undefined,
     // The JWKS comes from memory: the benchmark measures verification, not the network.
     fetch: () => Promise.resolve(Response.json(jwks)),
   })

@@ -1,7 +1,8 @@
 // `node bench/micro.mjs` (after `pnpm build`): the CPU time of one verification, in process, no
 // HTTP: `verifier.verify` next to jose's `jwtVerify` on the same token and key object, and the
 // Koa `bearer` middleware next to the baseline middleware of the HTTP benchmark (fixtures.mjs),
-// both called with a minimal context. Cases alternate, round after round, and the median of the
+// both called with a minimal context, and `bearer` with DPoP (an RS256 token bound to an ES256
+// key, a new proof per call, made ahead with jose) next to `bearer` RS256. Cases alternate, round after round, and the median of the
 // rounds is printed, so that a busy machine slows every case alike. One call at a time, pinned
 // to one core (taskset) when possible, as the HTTP benchmark's server is: the RS256 signature
 // check then shares that core with the libuv thread that jose hands it to.
@@ -9,9 +10,17 @@
 // a fifth of it).
 import { spawnSync } from 'node:child_process'
 import { median } from '@tessera/test-support'
-import { jwtVerify } from 'jose'
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, jwtVerify } from 'jose'
 import { bearer } from '../dist/koa.js'
-import { benchVerifier, ISSUER, joseMiddleware, keys, tokens } from './fixtures.mjs'
+import {
+  benchVerifier,
+  boundToken,
+  dpopProofs,
+  ISSUER,
+  joseMiddleware,
+  keys,
+  tokens,
+} from './fixtures.mjs'
 
 if (process.env.BENCH_PINNED !== '1' && spawnSync('taskset', ['-c', '0', 'true']).status === 0) {
   const result = spawnSync('taskset', ['-c', '0', process.execPath, ...process.argv.slice(1)], {
@@ -51,6 +60,39 @@ function middleware(handler, alg) {
   }
 }
 
+/** `bearer` with DPoP: each call presents the bound token with the next of `proofs`. */
+async function dpopMiddleware(calls) {
+  const pair = await generateKeyPair('ES256')
+  const jwk = await exportJWK(pair.publicKey)
+  const token = await boundToken(await calculateJwkThumbprint(jwk))
+  const origin = 'http://127.0.0.1:8080'
+  const proofs = await dpopProofs(
+    { privateKey: pair.privateKey, jwk },
+    `${origin}/orders`,
+    token,
+    calls,
+  )
+  const handler = bearer(benchVerifier(false, true))
+  const next = () => Promise.resolve()
+  let used = 0
+  return async () => {
+    const ctx = {
+      method: 'GET',
+      protocol: 'http',
+      host: '127.0.0.1:8080',
+      originalUrl: '/orders',
+      req: { headers: { authorization: `DPoP ${token}`, dpop: proofs[used++] } },
+      set: () => {},
+      state: {},
+      status: 404,
+    }
+    await handler(ctx, next)
+    if (ctx.state.auth === undefined) throw new Error('the proof was refused')
+  }
+}
+
+const callsOf = (name) => (name.includes('RS256') && !name.includes('hit') ? CALLS / 5 : CALLS)
+const DPOP_CASE = '`bearer`, RS256 DPoP-bound, ES256 proof'
 const cases = [
   ['jose `jwtVerify`, HS256', () => jwtVerify(tokens.HS256, keys.HS256, hsOptions)],
   ['`verify`, HS256', () => plain.verify(tokens.HS256), 'jose `jwtVerify`, HS256'],
@@ -62,6 +104,12 @@ const cases = [
   ['baseline middleware, RS256', middleware(joseMiddleware('RS256'), 'RS256')],
   ['`bearer`, RS256', middleware(bearer(plain), 'RS256'), 'baseline middleware, RS256'],
   ['`bearer`, RS256, token cache hit', middleware(bearer(cached), 'RS256')],
+  // One proof per call: warm-up and rounds.
+  [
+    DPOP_CASE,
+    await dpopMiddleware(Math.ceil(callsOf(DPOP_CASE) * (ROUNDS + 0.2))),
+    '`bearer`, RS256',
+  ],
 ]
 
 async function cpuMicrosPerCall(run, calls) {
@@ -71,7 +119,6 @@ async function cpuMicrosPerCall(run, calls) {
   return (user + system) / calls
 }
 
-const callsOf = (name) => (name.includes('RS256') && !name.includes('hit') ? CALLS / 5 : CALLS)
 // Warm-up: the JWKS fetch, the token cache entries, V8's optimisation.
 for (const [name, run] of cases) await cpuMicrosPerCall(run, Math.ceil(callsOf(name) / 10))
 const samples = new Map(cases.map(([name]) => [name, []]))
@@ -81,7 +128,7 @@ for (let round = 0; round < ROUNDS; round += 1) {
 }
 
 console.log(`\n${ROUNDS} rounds, median CPU time per call, Node ${process.version}\n`)
-console.log('| case | µs per call | vs jose |')
+console.log('| case | µs per call | vs its baseline (jose; DPoP: `bearer` RS256) |')
 console.log('|---|---:|---:|')
 for (const [name, , baseline] of cases) {
   const micros = median(samples.get(name))

@@ -1,6 +1,7 @@
 // `pnpm --filter @tessera/verifier bench`: req/s of one Koa route, unprotected, behind this
-// package's `bearer` (HS256; RS256 with the token cache off and on) and behind a bare jose
-// `jwtVerify` middleware (the baseline), printed as a Markdown table of ratios.
+// package's `bearer` (HS256; RS256 with the token cache off and on; an RS256 token bound to a
+// DPoP key, each request with a new ES256 proof) and behind a bare jose `jwtVerify` middleware
+// (the baseline), printed as a Markdown table of ratios.
 // Every server is started first, each pinned to core 0, the load generator on core 1 (taskset)
 // when possible. The cases then take turns, round after round, each measured right before or
 // after its baseline, and each ratio is the median of the ratios measured within one round:
@@ -12,6 +13,8 @@ import { spawn, spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { cpuSeconds, median } from '@tessera/test-support'
 import autocannon from 'autocannon'
+import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose'
+import { dpopProofs } from './fixtures.mjs'
 
 const here = fileURLToPath(new URL('.', import.meta.url))
 const hasTaskset = spawnSync('taskset', ['-c', '0', 'true']).status === 0
@@ -27,8 +30,15 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 2)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 12)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
 
+// The client's DPoP key: the bearer-rs-dpop server binds its token to it, this process signs the
+// proofs.
+const dpopPair = await generateKeyPair('ES256')
+const dpopJwk = await exportJWK(dpopPair.publicKey)
+const dpopKey = { privateKey: dpopPair.privateKey, jwk: dpopJwk }
+const dpopJkt = await calculateJwkThumbprint(dpopJwk)
+
 function start(mode) {
-  const args = [`${here}server.mjs`, mode]
+  const args = [`${here}server.mjs`, mode, ...(mode === 'bearer-rs-dpop' ? [dpopJkt] : [])]
   const child = hasTaskset
     ? spawn('taskset', ['-c', '0', process.execPath, ...args], {
         stdio: ['ignore', 'pipe', 'inherit'],
@@ -45,16 +55,40 @@ function start(mode) {
   })
 }
 
+/**
+ * The autocannon options of a run: one DPoP proof per request, made before the run (three times
+ * what the last run sent, each with its own jti), or the same bearer token every time.
+ */
+async function requestOptions(server, seconds) {
+  const url = `${server.url}/orders`
+  if (server.mode !== 'bearer-rs-dpop') {
+    return { url, headers: { authorization: `Bearer ${server.token}` } }
+  }
+  const count = Math.max(10_000, Math.ceil((server.lastRps ?? 0) * seconds * 3))
+  const proofs = await dpopProofs(dpopKey, url, server.token, count)
+  let next = 0
+  const authorization = `DPoP ${server.token}`
+  return {
+    url,
+    requests: [
+      {
+        setupRequest(request) {
+          // Run out, the last proof is sent again: a replay, refused, and the run fails.
+          const dpop = proofs[Math.min(next++, proofs.length - 1)]
+          return { ...request, headers: { ...request.headers, authorization, dpop } }
+        },
+      },
+    ],
+  }
+}
+
 async function load(server, seconds) {
+  const options = await requestOptions(server, seconds)
   const cpuBefore = cpuSeconds(server.child.pid)
-  const result = await autocannon({
-    url: `${server.url}/orders`,
-    connections: CONNECTIONS,
-    duration: seconds,
-    headers: { authorization: `Bearer ${server.token}` },
-  })
+  const result = await autocannon({ ...options, connections: CONNECTIONS, duration: seconds })
   const bad = result.non2xx + result.errors + result.timeouts
   if (bad > 0) throw new Error(`${server.mode}: ${bad} requests failed`)
+  server.lastRps = result.requests.average
   const cpu = cpuSeconds(server.child.pid) - cpuBefore
   return {
     rps: result.requests.average,
@@ -64,11 +98,20 @@ async function load(server, seconds) {
   }
 }
 
-const modes = ['open', 'jose-hs', 'bearer-hs', 'jose-rs', 'bearer-rs', 'bearer-rs-cached']
+const modes = [
+  'open',
+  'jose-hs',
+  'bearer-hs',
+  'jose-rs',
+  'bearer-rs',
+  'bearer-rs-cached',
+  'bearer-rs-dpop',
+]
 const baseline = {
   'bearer-hs': 'jose-hs',
   'bearer-rs': 'jose-rs',
   'bearer-rs-cached': 'jose-rs',
+  'bearer-rs-dpop': 'jose-rs',
 }
 const label = {
   open: 'unprotected route',
@@ -77,6 +120,7 @@ const label = {
   'jose-rs': 'jose jwtVerify, RS256 (baseline)',
   'bearer-rs': '`bearer`, RS256, token cache off',
   'bearer-rs-cached': '`bearer`, RS256, token cache on',
+  'bearer-rs-dpop': '`bearer`, RS256 DPoP-bound, ES256 proof',
 }
 
 const servers = []
@@ -89,7 +133,7 @@ try {
   const pairs = [
     ['open', 'bearer-rs-cached'],
     ['jose-hs', 'bearer-hs'],
-    ['jose-rs', 'bearer-rs'],
+    ['jose-rs', 'bearer-rs', 'bearer-rs-dpop'],
   ]
   const byMode = new Map(servers.map((server) => [server.mode, server]))
   const rounds = []
@@ -139,9 +183,11 @@ try {
     ['`bearer` HS256 / jose HS256', 'bearer-hs', 'jose-hs', 0.95],
     ['`bearer` RS256 / jose RS256', 'bearer-rs', 'jose-rs', 0.95],
     ['token cache on / unprotected', 'bearer-rs-cached', 'open', 0.85],
+    // What a proof costs: its ES256 signature, its key's import and thumbprint, the replay cache.
+    ['DPoP / RS256 (`bearer`, token cache off)', 'bearer-rs-dpop', 'bearer-rs', undefined],
   ]) {
     console.log(
-      `${name}: req/s ${per(mode, against)} (median ${fixed(medianOf((r) => r[mode].rps / r[against].rps))}); by CPU per request ${cpu(mode, against)}; target ≥ ${target}`,
+      `${name}: req/s ${per(mode, against)} (median ${fixed(medianOf((r) => r[mode].rps / r[against].rps))}); by CPU per request ${cpu(mode, against)}; ${target === undefined ? 'no target' : `target ≥ ${target}`}`,
     )
   }
 } finally {

@@ -21,6 +21,14 @@
  * - `ERR_JWKS_UNAVAILABLE`: no usable signing keys for the issuer (it is unreachable and nothing
  *   cached is young enough); rendered as 503 with `Retry-After`.
  * - `ERR_INSUFFICIENT_SCOPE`: the token lacks a scope the route requires.
+ * - `ERR_DPOP_REQUIRED`: a DPoP-bound token (`cnf.jkt`) was sent as `Bearer`, or the verifier's
+ *   `dpop.required` refuses `Bearer` tokens; answered with a DPoP `invalid_token` challenge.
+ * - `ERR_DPOP_NOT_BOUND`: `Authorization: DPoP` with a token that is not bound to a key.
+ * - `ERR_DPOP_PROOF_INVALID`: the `DPoP` proof header is missing, repeated or malformed, or fails
+ *   a check (signature, `typ`, `alg`, key, `htm`, `htu`, `ath`, `iat`, thumbprint, or a replayed
+ *   `jti`); {@link VerifierError.claim} names what failed. Answered `invalid_dpop_proof`.
+ * - `ERR_REPLAY_CACHE_UNAVAILABLE`: the DPoP replay cache failed or is full, so a proof cannot be
+ *   checked for replay; rendered as 503 with `Retry-After`.
  */
 export type VerifierErrorCode =
   | 'ERR_TOKEN_MISSING'
@@ -35,17 +43,34 @@ export type VerifierErrorCode =
   | 'ERR_CLAIM_INVALID'
   | 'ERR_JWKS_UNAVAILABLE'
   | 'ERR_INSUFFICIENT_SCOPE'
+  | 'ERR_DPOP_REQUIRED'
+  | 'ERR_DPOP_NOT_BOUND'
+  | 'ERR_DPOP_PROOF_INVALID'
+  | 'ERR_REPLAY_CACHE_UNAVAILABLE'
+
+/** The HTTP authentication scheme of a request's token (RFC 6750, RFC 9449 §7.1). */
+export type AuthScheme = 'Bearer' | 'DPoP'
 
 /** Extra details of a {@link VerifierError}. */
 export interface VerifierErrorDetails {
   /** The underlying error, for logs; never rendered. */
   cause?: unknown
-  /** `ERR_CLAIM_INVALID`, `ERR_TOKEN_EXPIRED`: the claim that failed. */
+  /**
+   * `ERR_CLAIM_INVALID`, `ERR_TOKEN_EXPIRED`: the claim that failed; `ERR_DPOP_PROOF_INVALID`:
+   * the proof's claim or header member that failed (`htu`, `jti`, `jwk`, …).
+   */
   claim?: string
-  /** `ERR_JWKS_UNAVAILABLE`: seconds until the next attempt to fetch the keys. */
+  /**
+   * `ERR_JWKS_UNAVAILABLE`, `ERR_REPLAY_CACHE_UNAVAILABLE`: seconds until a retry may succeed.
+   */
   retryAfter?: number
   /** `ERR_INSUFFICIENT_SCOPE`: the scopes the route requires, space-separated. */
   scope?: string
+  /**
+   * The scheme whose challenge answers the error: `DPoP` for a request that used it, for a
+   * DPoP-bound token and for the `ERR_DPOP_*` codes. Default `Bearer`.
+   */
+  scheme?: AuthScheme
 }
 
 /**
@@ -64,11 +89,13 @@ export class VerifierError extends Error {
   readonly retryAfter: number | undefined
   /** The required scopes, space-separated, for `ERR_INSUFFICIENT_SCOPE`. */
   readonly scope: string | undefined
+  /** The scheme whose challenge answers this error; `undefined` means `Bearer`. */
+  readonly scheme: AuthScheme | undefined
 
   /**
    * @param code - the stable code
    * @param message - a short sentence safe to show a client
-   * @param details - cause, claim, retryAfter or scope
+   * @param details - cause, claim, retryAfter, scope or scheme
    */
   constructor(code: VerifierErrorCode, message: string, details: VerifierErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause })
@@ -76,6 +103,7 @@ export class VerifierError extends Error {
     this.claim = details.claim
     this.retryAfter = details.retryAfter
     this.scope = details.scope
+    this.scheme = details.scheme
   }
 }
 

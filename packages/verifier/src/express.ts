@@ -24,15 +24,9 @@ import { renderError } from './render.js'
 import type { ErrorResponse } from './render.js'
 import type { Verifier } from './verifier.js'
 import { answerMetadata, metadataOf } from './internal/resource-metadata.js'
-import {
-  checkRealm,
-  checkRequiredScopes,
-  checkScopes,
-  createAuthenticator,
-  challengeOf,
-  challengeOptions,
-  toVerifier,
-} from './internal/bearer.js'
+import { checkRealm, checkRequiredScopes, checkScopes, toVerifier } from './internal/bearer.js'
+import { challengeOf, challengeOptions, createAuthenticator } from './internal/authenticate.js'
+import { proofRequestOf } from './internal/dpop.js'
 
 declare global {
   // Express's own extension point: its types declare `Express.Request` for augmentation.
@@ -77,7 +71,16 @@ export function bearer(
   return (req, res, next) => {
     let pending: AuthContext | Promise<AuthContext>
     try {
-      pending = authenticate(req.headers.authorization)
+      pending = authenticate(req.headers.authorization, () =>
+        // req.protocol follows X-Forwarded-Proto under `trust proxy`; originalUrl is the target
+        // as received, also under a mount point.
+        proofRequestOf(
+          req.method,
+          `${req.protocol}://${req.headers.host ?? ''}`,
+          req.originalUrl,
+          req.headers.dpop,
+        ),
+      )
     } catch (error) {
       send(res, renderError(error, render))
       return

@@ -22,13 +22,9 @@ import type { AuthContext } from './auth.js'
 import { VerifierError } from './errors.js'
 import { renderError } from './render.js'
 import type { Verifier } from './verifier.js'
-import {
-  checkRealm,
-  checkRequiredScopes,
-  checkScopes,
-  challengeOptions,
-  createAuthenticator,
-} from './internal/bearer.js'
+import { checkRealm, checkRequiredScopes, checkScopes } from './internal/bearer.js'
+import { challengeOptions, createAuthenticator } from './internal/authenticate.js'
+import { engineOf } from './internal/engine.js'
 import { answerMetadata, metadataOf } from './internal/resource-metadata.js'
 
 /** Options of {@link verifyRequest}. */
@@ -37,6 +33,16 @@ export interface VerifyRequestOptions {
   realm?: string
   /** Scopes the token must all carry (space-separated or an array); else 403. */
   scope?: string | readonly string[]
+}
+
+/**
+ * What {@link verifyRequest} reads of a request: a fetch `Request` fits. `method` and `url` (the
+ * URL as the server received it) are needed by a verifier with the `dpop` option.
+ */
+export interface VerifiableRequest {
+  readonly headers: Headers
+  readonly method?: string
+  readonly url?: string
 }
 
 /** What {@link verifyRequest} resolves to. */
@@ -50,7 +56,7 @@ export type VerifyRequestResult =
       ok: false
       /** Why the request was refused. */
       error: VerifierError
-      /** The RFC 6750 answer to send: 400, 401, 403 or 503. */
+      /** The RFC 6750 (or RFC 9449 DPoP) answer to send: 400, 401, 403 or 503. */
       response: Response
     }
 
@@ -67,15 +73,28 @@ export type VerifyRequestResult =
  * @see RFC 6750 §2.1, §3
  */
 export async function verifyRequest(
-  request: { readonly headers: Headers },
+  request: VerifiableRequest,
   verifier: Verifier,
   options: VerifyRequestOptions = {},
 ): Promise<VerifyRequestResult> {
   const render = challengeOptions(verifier, checkRealm(options.realm, 'verifyRequest'))
   const required =
     options.scope === undefined ? [] : checkRequiredScopes(options.scope, 'verifyRequest')
+  const { method, url } = request
+  if (
+    engineOf(verifier)?.dpop !== undefined &&
+    (typeof method !== 'string' || typeof url !== 'string')
+  ) {
+    throw new TypeError('verifyRequest: a verifier with dpop needs the request method and url')
+  }
+  const proofRequest = () => ({
+    method: method as string,
+    url: url as string,
+    proof: request.headers.get('dpop'),
+  })
   try {
-    const auth = await createAuthenticator(verifier, render)(request.headers.get('authorization'))
+    const authenticate = createAuthenticator(verifier, render)
+    const auth = await authenticate(request.headers.get('authorization'), proofRequest)
     if (required.length > 0) checkScopes(auth, required)
     return { ok: true, auth }
   } catch (error) {

@@ -18,6 +18,7 @@ export { createVerifier } from './verifier.js'
 export type { AccessTokenClaims, TokenHeader, VerifiedToken, Verifier } from './verifier.js'
 export type {
   Algorithm,
+  DpopOptions,
   FetchLike,
   ProtectedResourceMetadata,
   ResourceMetadataOptions,
@@ -26,7 +27,9 @@ export type {
   VerifierStats,
 } from './options.js'
 export { VerifierError, isVerifierError } from './errors.js'
-export type { VerifierErrorCode, VerifierErrorDetails } from './errors.js'
+export type { AuthScheme, VerifierErrorCode, VerifierErrorDetails } from './errors.js'
+export { createMemoryReplayCache } from './dpop-replay-cache.js'
+export type { DpopReplayCache, MemoryReplayCacheOptions } from './dpop-replay-cache.js'
 export { DEFAULT_REALM, renderError } from './render.js'
 export type { ErrorBody, ErrorResponse, RenderOptions } from './render.js'
 export type { AuthContext } from './auth.js'

@@ -25,15 +25,9 @@ import { renderError } from './render.js'
 import type { ErrorResponse } from './render.js'
 import type { Verifier } from './verifier.js'
 import { answerMetadata, metadataOf } from './internal/resource-metadata.js'
-import {
-  checkRealm,
-  checkRequiredScopes,
-  checkScopes,
-  createAuthenticator,
-  challengeOf,
-  challengeOptions,
-  toVerifier,
-} from './internal/bearer.js'
+import { checkRealm, checkRequiredScopes, checkScopes, toVerifier } from './internal/bearer.js'
+import { challengeOf, challengeOptions, createAuthenticator } from './internal/authenticate.js'
+import { proofRequestOf } from './internal/dpop.js'
 
 /** The Koa state the middleware sets. */
 export interface KoaAuthState {
@@ -77,7 +71,16 @@ export function bearer(
     let pending: AuthContext | Promise<AuthContext>
     try {
       // Node keeps header names in lower case: the header itself, without Koa's getter.
-      pending = authenticate(ctx.req.headers.authorization)
+      pending = authenticate(ctx.req.headers.authorization, () =>
+        // ctx.protocol and ctx.host follow X-Forwarded-* when app.proxy is set; originalUrl is
+        // the target as received, whatever a mount point did to ctx.path.
+        proofRequestOf(
+          ctx.method,
+          `${ctx.protocol}://${ctx.host}`,
+          ctx.originalUrl,
+          ctx.req.headers.dpop,
+        ),
+      )
     } catch (error) {
       send(ctx, renderError(error, render))
       return Promise.resolve()

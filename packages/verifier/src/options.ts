@@ -1,3 +1,4 @@
+import type { DpopReplayCache } from './dpop-replay-cache.js'
 import type { VerifierErrorCode } from './errors.js'
 
 /** The signing algorithms a Tessera issuer uses; nothing else is ever accepted. */
@@ -67,8 +68,48 @@ export interface VerifierOptions {
    * (`resource_metadata="…"`). Off when absent.
    */
   resourceMetadata?: ResourceMetadataOptions | undefined
+  /**
+   * Accepts DPoP-bound tokens (RFC 9449) in the adapters: a token with `cnf.jkt` then needs
+   * `Authorization: DPoP <token>` and a valid `DPoP` proof of its key. Off when absent; without
+   * it the adapters read `Bearer` only and do not check `cnf`.
+   */
+  dpop?: DpopOptions | undefined
   /** The clock, in ms since the epoch. For tests; default `Date.now`. */
   now?: (() => number) | undefined
+}
+
+/**
+ * The `dpop` option of {@link createVerifier}: how the adapters check DPoP proofs (RFC 9449 §4.3,
+ * §7.1). A DPoP-bound token (`cnf.jkt`) is accepted only as `Authorization: DPoP <token>` with
+ * one `DPoP` header: a proof JWT (`typ: dpop+jwt`, `alg` ES256, RS256, PS256 or EdDSA with an
+ * Ed25519 key) signed by the public `jwk` of its header, whose RFC 7638 thumbprint is `jkt`, with
+ * `htm` the request method, `htu` the request URL without query and fragment, `ath` the
+ * base64url SHA-256 of the token, `iat` within `maxAge` plus `clockTolerance`, and a `jti` not
+ * seen before within that window.
+ */
+export interface DpopOptions {
+  /**
+   * Refuse `Bearer` tokens altogether: every request needs a DPoP-bound token and its proof.
+   * Default `false`: unbound tokens keep working as `Bearer`.
+   */
+  required?: boolean | undefined
+  /**
+   * How old a proof may be, in ms, judged by its `iat`; `clockTolerance` is added. Also how long
+   * its `jti` is remembered. Default 60_000.
+   */
+  maxAge?: number | undefined
+  /**
+   * Where the `jti` of accepted proofs is remembered. Default: in memory, per verifier, bounded
+   * (see {@link createMemoryReplayCache}). Share one (Redis, a database) between the instances
+   * of an API so that a proof is accepted once across all of them.
+   */
+  replayCache?: DpopReplayCache | undefined
+  /**
+   * The origin the clients call, when a proxy stands in front of the API
+   * (`https://api.example.com`): `htu` must then be this origin plus the request path, and the
+   * URL the server sees itself is not accepted. Default: the URL of the request as received.
+   */
+  publicUrl?: string | undefined
 }
 
 /**
@@ -102,9 +143,15 @@ export interface ResourceMetadataOptions {
   tlsClientCertificateBoundAccessTokens?: boolean | undefined
   /** The `authorization_details` types the resource accepts (RFC 9396). */
   authorizationDetailsTypesSupported?: readonly string[] | undefined
-  /** JWS algorithms accepted for DPoP proofs (RFC 9449). */
+  /**
+   * JWS algorithms accepted for DPoP proofs (RFC 9449). Set from the `dpop` option when it is
+   * on, and then not allowed here.
+   */
   dpopSigningAlgValuesSupported?: readonly string[] | undefined
-  /** Whether the resource always requires DPoP-bound tokens (RFC 9449). */
+  /**
+   * Whether the resource always requires DPoP-bound tokens (RFC 9449). Set from `dpop.required`
+   * when `dpop` is on, and then not allowed here.
+   */
   dpopBoundAccessTokensRequired?: boolean | undefined
 }
 

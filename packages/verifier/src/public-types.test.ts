@@ -1,11 +1,20 @@
 import type { Middleware } from 'koa'
 import type { RequestHandler } from 'express'
 import { describe, expectTypeOf, it } from 'vitest'
-import { createVerifier, isVerifierError, renderError, VerifierError } from './index.js'
+import {
+  createMemoryReplayCache,
+  createVerifier,
+  isVerifierError,
+  renderError,
+  VerifierError,
+} from './index.js'
 import type {
   AccessTokenClaims,
   Algorithm,
   AuthContext,
+  AuthScheme,
+  DpopOptions,
+  DpopReplayCache,
   ErrorResponse,
   TokenHeader,
   VerifiedToken,
@@ -119,6 +128,31 @@ describe('public types', () => {
     expectTypeOf<ProtectedResourceMetadata['bearer_methods_supported']>().toEqualTypeOf<
       ['header']
     >()
+  })
+
+  it('types the dpop option and its replay cache', () => {
+    expectTypeOf<VerifierOptions['dpop']>().toEqualTypeOf<DpopOptions | undefined>()
+    expectTypeOf<{
+      issuer: string
+      dpop: { required: boolean; maxAge: number; publicUrl: string }
+    }>().toExtend<VerifierOptions>()
+    expectTypeOf<{ issuer: string; dpop: { maxAge: '60s' } }>().not.toExtend<VerifierOptions>()
+    expectTypeOf<{ issuer: string; dpop: { nonce: true } }>().not.toExtend<VerifierOptions>()
+    // A shared cache: synchronous or asynchronous, one atomic call.
+    expectTypeOf<{
+      add: (jti: string, expiresAt: number) => Promise<boolean>
+    }>().toExtend<DpopReplayCache>()
+    expectTypeOf<{ add: (jti: string, expiresAt: number) => boolean }>().toExtend<DpopReplayCache>()
+    expectTypeOf<{ add: (jti: string) => Promise<string> }>().not.toExtend<DpopReplayCache>()
+    expectTypeOf<{ has: (jti: string) => boolean }>().not.toExtend<DpopReplayCache>()
+    expectTypeOf(createMemoryReplayCache).returns.toEqualTypeOf<DpopReplayCache>()
+    expectTypeOf<DpopOptions['replayCache']>().toEqualTypeOf<DpopReplayCache | undefined>()
+    expectTypeOf<AuthContext['jkt']>().toEqualTypeOf<string | undefined>()
+    expectTypeOf<VerifierError['scheme']>().toEqualTypeOf<AuthScheme | undefined>()
+    expectTypeOf<AuthScheme>().toEqualTypeOf<'Bearer' | 'DPoP'>()
+    expectTypeOf<'ERR_DPOP_PROOF_INVALID'>().toExtend<VerifierErrorCode>()
+    // A fetch Request carries what a DPoP proof is checked against.
+    expectTypeOf<Request>().toExtend<Parameters<typeof verifyRequest>[0]>()
   })
 
   it('exposes VerifierError as a class', () => {

@@ -89,4 +89,55 @@ describe('renderError', () => {
       expect(code >= 0x20 && code <= 0x7e).toBe(true)
     }
   })
+
+  it('answers in the DPoP scheme when the error names it, with the accepted algs', () => {
+    const algs = 'algs="ES256 RS256 PS256 EdDSA"'
+    const proof = renderError(
+      new VerifierError('ERR_DPOP_PROOF_INVALID', 'The DPoP proof htu does not match', {
+        scheme: 'DPoP',
+        claim: 'htu',
+      }),
+      { resourceMetadata: 'https://api.test/.well-known/oauth-protected-resource' },
+    )
+    expect(proof.status).toBe(401)
+    expect(proof.headers['www-authenticate']).toBe(
+      `DPoP realm="api", error="invalid_dpop_proof", error_description="The DPoP proof htu does not match", ${algs}, resource_metadata="https://api.test/.well-known/oauth-protected-resource"`,
+    )
+    expect(JSON.parse(proof.body)).toEqual({
+      error: 'invalid_dpop_proof',
+      error_description: 'The DPoP proof htu does not match',
+    })
+    for (const code of ['ERR_DPOP_REQUIRED', 'ERR_DPOP_NOT_BOUND', 'ERR_TOKEN_EXPIRED'] as const) {
+      const response = renderError(new VerifierError(code, 'No', { scheme: 'DPoP' }))
+      expect(response.headers['www-authenticate']).toBe(
+        `DPoP realm="api", error="invalid_token", error_description="No", ${algs}`,
+      )
+    }
+  })
+
+  it('offers both challenges to a request without a token when DPoP is on, DPoP alone when required', () => {
+    const missing = new VerifierError('ERR_TOKEN_MISSING', 'An access token is required')
+    const algs = 'algs="ES256 RS256 PS256 EdDSA"'
+    expect(renderError(missing, { dpop: {} }).headers['www-authenticate']).toBe(
+      `Bearer realm="api", DPoP realm="api", ${algs}`,
+    )
+    expect(renderError(missing, { dpop: { required: true } }).headers['www-authenticate']).toBe(
+      `DPoP realm="api", ${algs}`,
+    )
+  })
+
+  it('renders a failing replay cache as 503 with Retry-After', () => {
+    const response = renderError(
+      new VerifierError('ERR_REPLAY_CACHE_UNAVAILABLE', 'Try again', {
+        retryAfter: 1,
+        scheme: 'DPoP',
+      }),
+    )
+    expect(response.status).toBe(503)
+    expect(response.headers['retry-after']).toBe('1')
+    expect(JSON.parse(response.body)).toEqual({
+      error: 'temporarily_unavailable',
+      error_description: 'Try again',
+    })
+  })
 })

@@ -79,9 +79,12 @@ export interface Verifier {
  * With `resourceMetadata`, the adapters' `protectedResourceMetadata` serves the API's RFC 9728
  * metadata, and their 401 challenges name its URL.
  *
+ * With `dpop`, the adapters accept a DPoP-bound token (`cnf.jkt`) only as `Authorization: DPoP`
+ * with a valid proof of its key (RFC 9449); `verify` itself checks the token alone.
+ *
  * Not checked: `sub`, `jti` (no replay detection), `client_id`, the `typ` header, revocation
- * (the issuer is never asked), and proof-of-possession (`cnf`). `scope` is checked by the
- * adapters' `requireScope` only.
+ * (the issuer is never asked), and, by `verify`, proof-of-possession (`cnf`). `scope` is checked
+ * by the adapters' `requireScope` only.
  *
  * @example
  * ```ts

@@ -3,7 +3,7 @@ import * as fc from 'fast-check'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createVerifier, VerifierError } from '../src/index.js'
 import type { Verifier } from '../src/index.js'
-import { createAuthenticator } from '../src/internal/bearer.js'
+import { createAuthenticator } from '../src/internal/authenticate.js'
 import { claims, createTestKey, SECRET, signRs256 } from './support/keys.js'
 import type { TestKey } from './support/keys.js'
 
@@ -189,7 +189,9 @@ describe('verifier token parsing (property)', () => {
     const outcomes: Outcomes = new Map()
     await fc.assert(
       fc.asyncProperty(headerValue, async (value) => {
-        await onlyVerifierErrors(outcomes, () => authenticate(value))
+        await onlyVerifierErrors(outcomes, () =>
+          authenticate(value, () => ({ method: 'GET', url: 'http://api.test/', proof: undefined })),
+        )
       }),
       { numRuns: RUNS },
     )

@@ -1,13 +1,10 @@
 import type { AuthContext } from '../auth.js'
 import { VerifierError } from '../errors.js'
+import type { AuthScheme } from '../errors.js'
 import type { VerifierOptions } from '../options.js'
 import { DEFAULT_REALM, isQuotable, isScopeToken } from '../render.js'
-import type { RenderOptions } from '../render.js'
 import { createVerifier } from '../verifier.js'
-import type { VerifiedToken, Verifier } from '../verifier.js'
-import { engineOf } from './engine.js'
-import { metadataOf } from './resource-metadata.js'
-import { compactSegments } from './token.js'
+import type { Verifier } from '../verifier.js'
 
 // RFC 6750 §2.1: credentials = "Bearer" 1*SP b64token
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/
@@ -21,108 +18,63 @@ const SPACE = 0x20
  * @see RFC 6750 §2.1 (Authorization Request Header Field)
  */
 export function extractBearerToken(header: string | null | undefined): string {
-  const token = bearerCredentials(header)
+  const { token } = credentialsOf(header, false)
   checkB64Token(token)
   return token
 }
 
+/** The scheme and token of an `Authorization` header. */
+export interface Credentials {
+  scheme: AuthScheme
+  token: string
+}
+
 /**
- * What follows `Bearer`, not empty but otherwise unchecked: {@link extractBearerToken} without
- * its b64token check.
+ * What follows `Bearer` (or `DPoP`, when `dpop` is true), not empty but otherwise unchecked:
+ * {@link extractBearerToken} without its b64token check. Errors about a `DPoP` header carry the
+ * DPoP scheme, so that its challenge answers them.
  */
-function bearerCredentials(header: string | null | undefined): string {
+export function credentialsOf(header: string | null | undefined, dpop: boolean): Credentials {
   const value = header === undefined || header === null ? '' : header.trim()
-  if (value === '') {
-    throw new VerifierError('ERR_TOKEN_MISSING', 'A bearer token is required')
-  }
+  const missing = dpop ? 'An access token is required' : 'A bearer token is required'
+  if (value === '') throw new VerifierError('ERR_TOKEN_MISSING', missing)
   const space = value.indexOf(' ')
-  const scheme = space === -1 ? value : value.slice(0, space)
   // Auth schemes are case-insensitive (RFC 7235 §2.1).
-  if (scheme.toLowerCase() !== 'bearer') {
-    throw new VerifierError('ERR_TOKEN_MISSING', 'A bearer token is required')
-  }
+  const name = (space === -1 ? value : value.slice(0, space)).toLowerCase()
+  let scheme: AuthScheme
+  if (name === 'bearer') scheme = 'Bearer'
+  else if (dpop && name === 'dpop') scheme = 'DPoP'
+  else throw new VerifierError('ERR_TOKEN_MISSING', missing)
   let start = space === -1 ? value.length : space + 1
   while (value.charCodeAt(start) === SPACE) start++
   const token = value.slice(start)
   if (token === '') {
-    throw new VerifierError('ERR_AUTHORIZATION_INVALID', 'The bearer token is empty')
+    throw new VerifierError(
+      'ERR_AUTHORIZATION_INVALID',
+      `The ${scheme === 'Bearer' ? 'bearer' : scheme} token is empty`,
+      scheme === 'Bearer' ? {} : { scheme },
+    )
   }
-  return token
+  return { scheme, token }
 }
 
-function checkB64Token(token: string): void {
+/** Throws `ERR_AUTHORIZATION_INVALID` unless `token` is an RFC 6750 §2.1 `b64token`. */
+export function checkB64Token(token: string, scheme: AuthScheme = 'Bearer'): void {
   if (!B64TOKEN.test(token)) {
     throw new VerifierError(
       'ERR_AUTHORIZATION_INVALID',
       /\s/.test(token)
         ? 'The Authorization header has too many parts'
-        : 'The bearer token has characters RFC 6750 does not allow',
+        : `The ${scheme === 'Bearer' ? 'bearer' : scheme} token has characters RFC 6750 does not allow`,
+      scheme === 'Bearer' ? {} : { scheme },
     )
   }
 }
 
-// How to answer rides on the AuthContext under a symbol: invisible to JSON and to `in` checks
-// on string keys, and cheaper than a WeakMap, whose entries weigh on every garbage collection.
-const CHALLENGE: unique symbol = Symbol('@tessera/verifier challenge')
-
-type WithChallenge = AuthContext & { [CHALLENGE]?: RenderOptions }
-
-/** How the middleware of `verifier` answers in `realm`: the realm and the metadata URL. */
-export function challengeOptions(verifier: Verifier, realm: string): RenderOptions {
-  const metadata = metadataOf(verifier)
-  return metadata === undefined ? { realm } : { realm, resourceMetadata: metadata.url }
-}
-
 /**
- * Extracts and verifies the bearer token of a request's `Authorization` header: the
- * {@link AuthContext} itself on a token cache hit, a promise of it otherwise. Throws or rejects
- * with a {@link VerifierError}.
+ * Throws `ERR_TOKEN_MISSING` without `auth`, `ERR_INSUFFICIENT_SCOPE` when a scope lacks (in the
+ * DPoP scheme for a DPoP-bound token).
  */
-export type Authenticator = (
-  header: string | null | undefined,
-) => AuthContext | Promise<AuthContext>
-
-/** An {@link Authenticator} for the requests of one middleware, answering per `render`. */
-export function createAuthenticator(verifier: Verifier, render: RenderOptions): Authenticator {
-  const toAuth = (token: string, { payload, protectedHeader }: VerifiedToken): AuthContext => {
-    const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : []
-    // requireScope answers as the bearer middleware that verified the token would.
-    const auth: WithChallenge = { token, payload, protectedHeader, scopes, [CHALLENGE]: render }
-    return auth
-  }
-  const engine = engineOf(verifier)
-  if (engine === undefined) {
-    // A verifier made elsewhere: only its public face, whatever it returns.
-    return async (header) => {
-      const token = extractBearerToken(header)
-      return toAuth(token, await verifier.verify(token))
-    }
-  }
-  return (header) => {
-    const token = bearerCredentials(header)
-    const cacheKey = engine.cacheKeyOf(token)
-    if (cacheKey !== undefined) {
-      // A hit is a token verified before, so a b64token as well: the check below is only
-      // needed on a miss, where it still comes before the verifier sees the token.
-      const hit = engine.cachedResult(cacheKey)
-      if (hit !== undefined) return toAuth(token, hit)
-    }
-    // One scan for two checks: a compact JWS is a b64token (RFC 6750 §2.1), and the engine then
-    // takes the segments as they are.
-    const segments = compactSegments(token)
-    if (segments === undefined) checkB64Token(token)
-    return engine
-      .verifyUncached(token, cacheKey, segments)
-      .then((verified) => toAuth(token, verified))
-  }
-}
-
-/** How the middleware that verified `auth` answers (realm, metadata URL), for a later 403. */
-export function challengeOf(auth: WithChallenge | undefined): RenderOptions {
-  return auth?.[CHALLENGE] ?? { realm: DEFAULT_REALM }
-}
-
-/** Throws `ERR_TOKEN_MISSING` without `auth`, `ERR_INSUFFICIENT_SCOPE` when a scope lacks. */
 export function checkScopes(auth: AuthContext | undefined, required: readonly string[]): void {
   if (auth === undefined) {
     throw new VerifierError('ERR_TOKEN_MISSING', 'A bearer token is required')
@@ -130,6 +82,7 @@ export function checkScopes(auth: AuthContext | undefined, required: readonly st
   if (required.some((scope) => !auth.scopes.includes(scope))) {
     throw new VerifierError('ERR_INSUFFICIENT_SCOPE', 'The token lacks a required scope', {
       scope: required.join(' '),
+      ...(auth.jkt === undefined ? {} : { scheme: 'DPoP' }),
     })
   }
 }

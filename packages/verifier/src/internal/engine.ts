@@ -4,7 +4,9 @@ import { snapshot } from './counters.js'
 import type { ResolvedOptions } from './options.js'
 import { TokenCache } from './token-cache.js'
 import type { CompactSegments } from './token.js'
-import { createEngineParts, verifyUncached } from './verification.js'
+import { createDpopChecker } from './dpop.js'
+import type { DpopChecker } from './dpop.js'
+import { createEngineParts, reject, verifyUncached } from './verification.js'
 import type { EngineParts } from './verification.js'
 
 /**
@@ -17,6 +19,13 @@ export interface Engine {
   readonly issuers: readonly string[]
   /** A snapshot of the counters. */
   readonly stats: () => VerifierStats
+  /** The DPoP checks, with the `dpop` option; `undefined` without it. */
+  readonly dpop: DpopChecker | undefined
+  /**
+   * Counts and reports a refusal made outside the engine's own verification: a token's binding
+   * or its DPoP proof.
+   */
+  readonly refused: (error: unknown) => void
   /** {@link Verifier.verify}: the token cache, then {@link Engine.verifyUncached} on a miss. */
   readonly verify: (token: string) => Promise<VerifiedToken>
   /**
@@ -104,6 +113,16 @@ export function createEngine(settings: ResolvedOptions): Engine {
   return {
     issuers: [...settings.issuers],
     stats: () => snapshot(parts.counters),
+    dpop:
+      settings.dpop === undefined
+        ? undefined
+        : createDpopChecker(settings.dpop, {
+            now: settings.now,
+            clockTolerance: settings.clockTolerance,
+          }),
+    refused: (error) => {
+      reject(parts, error, undefined)
+    },
     verify: (token) => {
       const cacheKey = cacheKeyOf(token)
       if (cacheKey !== undefined) {

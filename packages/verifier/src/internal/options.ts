@@ -1,5 +1,7 @@
 import * as z from 'zod'
 import type { Algorithm, FetchLike, VerifierEvent, VerifierOptions } from '../options.js'
+import { DpopSchema, resolveDpop } from './dpop-options.js'
+import type { ResolvedDpop } from './dpop-options.js'
 import { ResourceMetadataSchema, resolveResourceMetadata } from './resource-metadata.js'
 import type { ResolvedResourceMetadata } from './resource-metadata.js'
 
@@ -25,6 +27,7 @@ export interface ResolvedOptions {
   fetch: FetchLike | undefined
   now: () => number
   resourceMetadata: ResolvedResourceMetadata | undefined
+  dpop: ResolvedDpop | undefined
 }
 
 const httpUrl = z.string().refine(
@@ -70,6 +73,7 @@ const OptionsSchema = z.strictObject({
   fetch: fn<FetchLike>().optional(),
   now: fn<() => number>().optional(),
   resourceMetadata: ResourceMetadataSchema.optional(),
+  dpop: DpopSchema.optional(),
 })
 
 function fail(path: string, message: string): never {
@@ -121,6 +125,7 @@ export function resolveOptions(input: VerifierOptions): ResolvedOptions {
     }
   }
   const audience = options.audience === undefined ? undefined : [options.audience].flat()
+  const dpop = options.dpop === undefined ? undefined : resolveDpop(options.dpop)
   return {
     issuers: new Set(issuers),
     jwksUris,
@@ -140,6 +145,7 @@ export function resolveOptions(input: VerifierOptions): ResolvedOptions {
     resourceMetadata:
       options.resourceMetadata === undefined
         ? undefined
-        : resolveResourceMetadata(options.resourceMetadata, audience, issuers),
+        : resolveResourceMetadata(options.resourceMetadata, audience, issuers, dpop),
+    dpop,
   }
 }

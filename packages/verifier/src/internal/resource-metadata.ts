@@ -1,6 +1,8 @@
 import * as z from 'zod'
 import type { ProtectedResourceMetadata, ResourceMetadataOptions } from '../options.js'
 import { isQuotable } from '../render.js'
+import { DPOP_ALGORITHMS } from './dpop-options.js'
+import type { ResolvedDpop } from './dpop-options.js'
 
 /** The well-known path of RFC 9728 §3. */
 export const WELL_KNOWN = '/.well-known/oauth-protected-resource'
@@ -53,13 +55,28 @@ function snakeCase(name: string): string {
 
 /**
  * Completes the checked option: `resource` defaults to the one audience, `authorizationServers`
- * to the issuers. Throws a `TypeError` when no resource can be named.
+ * to the issuers, and with `dpop` the document says what the verifier accepts (RFC 9728 §2:
+ * `dpop_signing_alg_values_supported`, and `dpop_bound_access_tokens_required` when required).
+ * Throws a `TypeError` when no resource can be named, or for DPoP fields that `dpop` sets.
  */
 export function resolveResourceMetadata(
   options: ResourceMetadataOptions,
   audience: readonly string[] | undefined,
   issuers: readonly string[],
+  dpop: ResolvedDpop | undefined,
 ): ResolvedResourceMetadata {
+  if (dpop !== undefined) {
+    for (const field of ['dpopSigningAlgValuesSupported', 'dpopBoundAccessTokensRequired']) {
+      if (
+        Object.hasOwn(options, field) &&
+        options[field as keyof ResourceMetadataOptions] !== undefined
+      ) {
+        throw new TypeError(
+          `createVerifier: options.resourceMetadata.${field}: set from the dpop option; leave it out`,
+        )
+      }
+    }
+  }
   const resource = options.resource ?? (audience?.length === 1 ? audience[0] : undefined)
   if (resource === undefined) {
     throw new TypeError(
@@ -79,6 +96,10 @@ export function resolveResourceMetadata(
   for (const [name, value] of Object.entries(options)) {
     if (name === 'resource' || name === 'authorizationServers' || value === undefined) continue
     document[snakeCase(name)] = Array.isArray(value) ? [...(value as unknown[])] : value
+  }
+  if (dpop !== undefined) {
+    document.dpop_signing_alg_values_supported = [...DPOP_ALGORITHMS]
+    if (dpop.required) document.dpop_bound_access_tokens_required = true
   }
   // RFC 9728 §3.1: the well-known segment goes between the host and the resource's path.
   const { origin, pathname } = new URL(resource)

@@ -206,7 +206,7 @@ export async function verifyUncached(
 }
 
 /** Counts and reports a refusal; what it returns is what the caller rejects with. */
-function reject(parts: EngineParts, error: unknown, token: unknown): VerifierError {
+export function reject(parts: EngineParts, error: unknown, token: unknown): VerifierError {
   const { algorithms, counters, issuers } = parts
   const refused = fromJose(error)
   const code: VerifierErrorCode = refused.code

@@ -52,7 +52,8 @@ export function koaServer(verifier: Verifier, realm?: string): Promise<TestServe
     await guards[ctx.path]!(ctx, next)
   })
   app.use((ctx) => {
-    ctx.body = { sub: ctx.state.auth.payload.sub, scopes: ctx.state.auth.scopes }
+    const { payload, scopes, jkt } = ctx.state.auth
+    ctx.body = { sub: payload.sub, scopes, jkt }
   })
   const handler = app.callback()
   return listen((req, res) => {
@@ -66,7 +67,7 @@ export function expressServer(verifier: Verifier, realm?: string): Promise<TestS
   const guard = expressBearer(verifier, realm === undefined ? {} : { realm })
   for (const [path, scope] of Object.entries(SCOPES)) {
     app.get(path, guard, expressRequireScope(scope), (req, res) => {
-      res.json({ sub: req.auth?.payload.sub, scopes: req.auth?.scopes })
+      res.json({ sub: req.auth?.payload.sub, scopes: req.auth?.scopes, jkt: req.auth?.jkt })
     })
   }
   return listen(app)
@@ -82,19 +83,19 @@ export function fetchServer(verifier: Verifier, realm?: string): Promise<TestSer
       ...(realm === undefined ? {} : { realm }),
     })
     if (!result.ok) return result.response
-    return Response.json({ sub: result.auth.payload.sub, scopes: result.auth.scopes })
+    const { payload, scopes, jkt } = result.auth
+    return Response.json({ sub: payload.sub, scopes, jkt })
   }
   return listen((req, res) => {
     const headers = new Headers()
     for (let i = 0; i < req.rawHeaders.length; i += 2) {
       headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!)
     }
-    void handle(new Request(`http://${req.headers.host}${req.url}`, { headers })).then(
-      async (response) => {
-        res.writeHead(response.status, Object.fromEntries(response.headers))
-        res.end(Buffer.from(await response.arrayBuffer()))
-      },
-    )
+    const url = `http://${req.headers.host}${req.url}`
+    void handle(new Request(url, { method: req.method, headers })).then(async (response) => {
+      res.writeHead(response.status, Object.fromEntries(response.headers))
+      res.end(Buffer.from(await response.arrayBuffer()))
+    })
   })
 }
 
@@ -105,17 +106,16 @@ export interface Received {
   body: string
 }
 
+/** Raw request headers; an array sends the header once per value. */
+export type RawHeaders = Record<string, string | string[]>
+
 /** A GET with raw headers (fetch would normalise or refuse some of them). */
-export function get(url: string, headers: Record<string, string> = {}): Promise<Received> {
+export function get(url: string, headers: RawHeaders = {}): Promise<Received> {
   return send('GET', url, headers)
 }
 
-/** A request of any method with raw headers and no body. */
-export function send(
-  method: string,
-  url: string,
-  headers: Record<string, string> = {},
-): Promise<Received> {
+/** A request of any method with raw headers and no body; the query of `url` is sent. */
+export function send(method: string, url: string, headers: RawHeaders = {}): Promise<Received> {
   const target = new URL(url)
   return new Promise((resolve, reject) => {
     const req = httpRequest(
@@ -123,7 +123,7 @@ export function send(
         method,
         host: target.hostname,
         port: target.port,
-        path: target.pathname,
+        path: target.pathname + target.search,
         headers,
         agent: false,
       },
