@@ -15,7 +15,11 @@ const ASSERTION_ALGS = [...CLIENT_ASSERTION_ALGORITHMS]
  */
 export function authorizationServerMetadata(runtime: TenantRuntime): Record<string, unknown> {
   const { issuer } = runtime
-  const scopes = new Set(runtime.tenant.clients.flatMap((client) => client.scopes))
+  // What any client may get: the listed clients' scopes and those of dynamic clients.
+  const scopes = new Set([
+    ...runtime.tenant.clients.flatMap((client) => client.scopes),
+    ...(runtime.tenant.dynamicClients?.scopes ?? []),
+  ])
   return {
     issuer,
     authorization_endpoint: `${issuer}/authorize`,
@@ -47,6 +51,9 @@ export function authorizationServerMetadata(runtime: TenantRuntime): Record<stri
     introspection_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
     scopes_supported: [...scopes].sort(),
     authorization_response_iss_parameter_supported: true,
+    ...(runtime.tenant.dynamicClients?.registration === true
+      ? { registration_endpoint: `${issuer}/register` }
+      : {}),
   }
 }
 
