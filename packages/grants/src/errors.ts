@@ -5,7 +5,8 @@
  * §3.1.2.6's `login_required`, `consent_required`, `request_not_supported` and
  * `request_uri_not_supported`; and RFC 6750 §3.1's `invalid_token` and `insufficient_scope`
  * (UserInfo); RFC 8707 §2's `invalid_target`; RFC 9449's `invalid_dpop_proof` and
- * `use_dpop_nonce`.
+ * `use_dpop_nonce`; RFC 7591 §3.2.2's `invalid_redirect_uri` and `invalid_client_metadata`
+ * (dynamic client registration).
  */
 export const OAUTH_ERROR_CODES = [
   'invalid_request',
@@ -28,6 +29,8 @@ export const OAUTH_ERROR_CODES = [
   'invalid_target',
   'invalid_dpop_proof',
   'use_dpop_nonce',
+  'invalid_redirect_uri',
+  'invalid_client_metadata',
 ] as const
 
 export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number]
@@ -60,11 +63,12 @@ export interface OAuthErrorOptions {
   /** Seconds until a throttled request may be retried. */
   retryAfterSeconds?: number
   /**
-   * The client-authentication scheme the failed request used; RFC 6749 §5.2 asks for a
-   * matching `WWW-Authenticate` challenge when it was HTTP Basic. `DPoP`: a refused access token
-   * that must be presented with the DPoP scheme (RFC 9449 §7.1), answered with a DPoP challenge.
+   * The `WWW-Authenticate` challenge the answer carries: `Basic` when a failed client
+   * authentication used HTTP Basic (RFC 6749 §5.2); `Bearer` for an `invalid_token` answer to a
+   * bearer-token request (RFC 6750 §3, e.g. a registration access token, RFC 7592 §2); `DPoP`
+   * for a refused access token that must be presented with the DPoP scheme (RFC 9449 §7.1).
    */
-  challenge?: 'Basic' | 'DPoP'
+  challenge?: 'Basic' | 'Bearer' | 'DPoP'
   /** Set when the error is a failed or refused client authentication. */
   clientAuthFailure?: ClientAuthFailure
   /** The DPoP nonce the client must put in its next proof (RFC 9449 §8), sent as `DPoP-Nonce`. */
@@ -81,7 +85,7 @@ export class OAuthError extends Error {
   readonly code: OAuthErrorCode
   readonly description: string
   readonly retryAfterSeconds: number | undefined
-  readonly challenge: 'Basic' | 'DPoP' | undefined
+  readonly challenge: 'Basic' | 'Bearer' | 'DPoP' | undefined
   readonly clientAuthFailure: ClientAuthFailure | undefined
   readonly dpopNonce: string | undefined
 

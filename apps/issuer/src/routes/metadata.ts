@@ -21,7 +21,11 @@ const ASSERTION_ALGS = [...CLIENT_ASSERTION_ALGORITHMS]
  */
 export function authorizationServerMetadata(runtime: TenantRuntime): Record<string, unknown> {
   const { issuer } = runtime
-  const scopes = new Set(runtime.tenant.clients.flatMap((client) => client.scopes))
+  // What any client may get: the listed clients' scopes and those of dynamic clients.
+  const scopes = new Set([
+    ...runtime.tenant.clients.flatMap((client) => client.scopes),
+    ...(runtime.tenant.dynamicClients?.scopes ?? []),
+  ])
   return {
     issuer,
     authorization_endpoint: `${issuer}/authorize`,
@@ -55,6 +59,9 @@ export function authorizationServerMetadata(runtime: TenantRuntime): Record<stri
     authorization_response_iss_parameter_supported: true,
     // RFC 9449 §5.1: the proof algorithms /token and /userinfo accept.
     dpop_signing_alg_values_supported: [...DPOP_SIGNING_ALGORITHMS],
+    ...(runtime.tenant.dynamicClients?.registration === true
+      ? { registration_endpoint: `${issuer}/register` }
+      : {}),
   }
 }
 

@@ -1,6 +1,11 @@
 import { ConfigError } from '@tessera/config-schema'
 import type { Client, Settings, Tenant } from '@tessera/config-schema'
-import type { Clock, TenantContext, UserAuthenticator } from '@tessera/grants'
+import type {
+  ClientRegistrationStore,
+  Clock,
+  TenantContext,
+  UserAuthenticator,
+} from '@tessera/grants'
 import {
   createAccessTokenVerifier,
   createHs256Signer,
@@ -29,6 +34,7 @@ import { createKeyPoll, logKeyEvent } from '../keys/key-poll.js'
 import type { KeyPoll } from '../keys/key-poll.js'
 import { createUserAuthenticator } from '../providers/scripts.js'
 import type { ProviderCache } from '../providers/scripts.js'
+import { createDynamicClientSource } from './dynamic-clients.js'
 
 /** A tenant ready to serve: its grant context, its key ring and its issuer URL. */
 export interface TenantRuntime {
@@ -76,6 +82,11 @@ export interface TenantRuntimeOptions {
   /** Aborted on shutdown: the rings stop making keys. */
   keySignal?: AbortSignal
   users: (tenant: Tenant) => UserAuthenticator
+  /**
+   * The registered clients of every tenant (RFC 7591), for the tenants with `dynamic_clients`.
+   * Omitted: no registered client is found.
+   */
+  registrations?: ClientRegistrationStore
 }
 
 /**
@@ -176,6 +187,7 @@ export function createTenantBuilder(options: TenantBuilderOptions): TenantBuilde
         onKeyEvent: (event) => logKeyEvent(logger, event),
         keySignal: options.keySignal,
         users,
+        registrations: store.clientRegistrations,
       })
     },
     pollKeys: () => keyPoll?.poll() ?? Promise.resolve(),
@@ -335,6 +347,17 @@ class ServedTenantRuntime implements TenantRuntime {
     return (this.#context ??= this.#makeContext())
   }
 
+  #dynamicClients(): Pick<TenantContext, 'dynamicClients'> {
+    const { registrations } = this.options
+    if (registrations === undefined) return {}
+    const dynamicClients = createDynamicClientSource({
+      tenant: this.tenant.name,
+      config: this.tenant.dynamicClients,
+      registrations,
+    })
+    return dynamicClients === undefined ? {} : { dynamicClients }
+  }
+
   #makeContext(): TenantContext {
     const { tenant, keyRing, issuer, options } = this
     const secret = tenant.jwtSecret ?? options.jwtSecret
@@ -375,6 +398,7 @@ class ServedTenantRuntime implements TenantRuntime {
         ...(secret === undefined ? {} : { secret }),
       }),
       verifyIdTokenHint: createIdTokenHintVerifier(issuer, keyRing),
+      ...this.#dynamicClients(),
       users: options.users(tenant),
       accessTokenTtlSeconds: options.accessTokenTtlSeconds,
       ...(tenant.dpopNonce === true ? { dpopNonce: true } : {}),
