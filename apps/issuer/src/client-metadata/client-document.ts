@@ -70,9 +70,7 @@ const ClientDocumentSchema = z
       )
       .min(1)
       .optional(),
-    response_types: z
-      .array(z.literal('code', { error: 'must be code' }))
-      .optional(),
+    response_types: z.array(z.literal('code', { error: 'must be code' })).optional(),
     token_endpoint_auth_method: z
       .enum(['none', 'private_key_jwt'], {
         error:
@@ -163,10 +161,10 @@ export function parseClientDocument(url: string, body: Buffer): ClientDocument {
     redirectUris: document.redirect_uris,
     postLogoutRedirectUris: document.post_logout_redirect_uris ?? [],
     // RFC 7591 §2: without grant_types, the client uses the authorization code alone.
-    grantTypes: [...new Set(document.grant_types ?? ['authorization_code'])],
+    grantTypes: [...new Set<GrantType>(document.grant_types ?? ['authorization_code'])],
     ...(scopes === undefined ? {} : { scopes }),
     tokenEndpointAuthMethod: document.token_endpoint_auth_method ?? 'none',
-    ...(document.jwks === undefined ? {} : { jwks: document.jwks as { keys: ClientJwk[] } }),
+    ...(document.jwks === undefined ? {} : { jwks: document.jwks }),
     ...(document.jwks_uri === undefined ? {} : { jwksUri: document.jwks_uri }),
   }
 }

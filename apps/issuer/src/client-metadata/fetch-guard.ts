@@ -154,7 +154,7 @@ function exchange(
     const req = request(target, {
       method: 'GET',
       headers: { accept: options.accept },
-      lookup: lookup as never,
+      lookup: lookup,
       // A fresh connection each time: a pooled one may lead to an address checked for another URL.
       agent: false,
       ...(options.ca === undefined ? {} : { ca: options.ca }),
