@@ -116,7 +116,7 @@ describe('client ID metadata documents', () => {
       const accepting = await send(allowed.url, { host: HOST, path })
       expect(accepting.json).toMatchObject({
         client_id_metadata_document_supported: true,
-        scopes_supported: expect.arrayContaining(['tools:read', 'tools:call']),
+        scopes_supported: expect.arrayContaining(['tools:read', 'tools:call']) as unknown,
       })
       const plain = await send(allowed.url, { host: PLAIN_HOST, path })
       expect(plain.status).toBe(200)
