@@ -5,9 +5,9 @@
  *
  * @module
  */
-import type { Client } from '@tessera/config-schema'
 import { OAuthError } from '@tessera/grants'
 import type { Logger } from 'pino'
+import type { MetadataDocumentClients } from '../tenants/dynamic-clients.js'
 import {
   documentClient,
   isClientIdUrl,
@@ -102,17 +102,10 @@ export function createClientDocuments(options: ClientDocumentOptions): ClientDoc
   }
 }
 
-/** What a tenant's dynamic clients look up a `client_id` URL in. */
-export interface MetadataDocumentClients {
-  /**
-   * The client `url` names, undefined when it is no metadata document URL.
-   *
-   * @throws OAuthError `invalid_client` when its document cannot be used
-   */
-  find(url: string): Promise<Client | undefined>
-}
-
-/** The metadata-document clients of one tenant, which may get `scopes` at most. */
+/**
+ * The metadata-document clients of one tenant, which may get `scopes` at most. A `client_id`
+ * that is no metadata document URL names no client.
+ */
 export function metadataDocumentClients(
   documents: ClientDocuments,
   scopes: readonly string[],
