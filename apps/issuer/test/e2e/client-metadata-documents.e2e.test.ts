@@ -226,6 +226,9 @@ describe('client ID metadata documents', () => {
       }).toString(),
     })
     expect(response.status).toBe(401)
-    expect(response.json).toMatchObject({ error: 'invalid_client' })
+    expect(response.json).toEqual({
+      error: 'invalid_client',
+      error_description: refusal('its client_id differs from the URL it was fetched from'),
+    })
   })
 })
