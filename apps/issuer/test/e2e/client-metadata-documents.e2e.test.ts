@@ -77,6 +77,9 @@ describe('client ID metadata documents', () => {
       docs.routes.set(path, (base) => json(documentOf(`${base}${path}`, changes)))
     self('/good.json')
     self('/strict.json')
+    docs.routes.set('/concurrent.json', (base) => (req, res) => {
+      setTimeout(() => json(documentOf(`${base}/concurrent.json`))(req, res), 300)
+    })
     self('/other-id.json', { client_id: 'https://elsewhere.example/client.json' })
     self('/large.json', { padding: 'x'.repeat(6 * 1024) })
     docs.routes.set('/slow.json', (base) => (req, res) => {
@@ -138,6 +141,15 @@ describe('client ID metadata documents', () => {
       'The client is not known to this server.',
     )
     expect(docs.hits.get('/strict.json')).toBeUndefined()
+  })
+
+  it('fetches a document once for concurrent requests', async () => {
+    const clientId = `${docs.https}/concurrent.json`
+    const responses = await Promise.all(
+      Array.from({ length: 5 }, () => authorize(allowed, clientId)),
+    )
+    expect(responses.map((response) => response.status)).toEqual([200, 200, 200, 200, 200])
+    expect(docs.hits.get('/concurrent.json')).toBe(1)
   })
 
   it.each([
@@ -208,6 +220,21 @@ describe('client ID metadata documents', () => {
     const wrong = await introspect(otherKey)
     expect(wrong.status).toBe(401)
     expect(wrong.json).toMatchObject({ error: 'invalid_client' })
+  })
+
+  it('warns when FETCH_ALLOW_PRIVATE_ADDRESSES is on under start, not under dev', async () => {
+    const warning = expect.stringContaining('FETCH_ALLOW_PRIVATE_ADDRESSES is on') as unknown
+    expect(allowed.entries()).not.toContainEqual(expect.objectContaining({ msg: warning }))
+    const started = await startIssuer({
+      command: 'start',
+      config: tmp.dir,
+      vars: { FETCH_ALLOW_PRIVATE_ADDRESSES: 'true' },
+    })
+    try {
+      expect(started.entries()).toContainEqual(expect.objectContaining({ level: 40, msg: warning }))
+    } finally {
+      await started.close()
+    }
   })
 
   it('refuses a metadata-document client at /token when its document cannot be used', async () => {
