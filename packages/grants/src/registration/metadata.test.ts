@@ -75,11 +75,27 @@ describe('parseClientMetadata', () => {
     [{ redirect_uris: ['javascript:alert(1)'] }, 'redirect_uris[0]: scheme "javascript:"'],
     [{ redirect_uris: ['https://app.example.com/cb#x'] }, 'must not contain a fragment'],
     [{ redirect_uris: ['/callback'] }, 'redirect_uris[0]: must be an absolute URL'],
+    [
+      { redirect_uris: ['https://a.example/\ud800'] },
+      'must not contain control characters or lone',
+    ],
+    [
+      { redirect_uris: ['https://a.example/\u0001'] },
+      'must not contain control characters or lone',
+    ],
     [{ redirect_uris: [`https://a.example/${'x'.repeat(2000)}`] }, 'at most 2000 characters'],
   ])('refuses %j with invalid_redirect_uri', (body, description) => {
     const { code, description: actual } = refusal(body)
     expect(code).toBe('invalid_redirect_uri')
     expect(actual).toContain(description)
+  })
+
+  it('refuses metadata whose JSON would exceed 32768 characters', () => {
+    const uris = Array.from({ length: 20 }, (_, i) => `https://a.example/${i}?q=${'"'.repeat(900)}`)
+    expect(refusal({ redirect_uris: uris })).toEqual({
+      code: 'invalid_client_metadata',
+      description: 'the client metadata is too large: at most 32768 characters of JSON',
+    })
   })
 
   it('refuses more than 20 redirect URIs', () => {
@@ -105,6 +121,7 @@ describe('parseClientMetadata', () => {
     [{ client_name: ['x'] }, 'client_name: must be a string'],
     [{ client_name: 'a\u0000b' }, 'client_name: must not contain control characters'],
     [{ client_name: 'x'.repeat(101) }, 'client_name: must be at most 100 characters'],
+    [{ software_id: 'a\udc00b' }, 'software_id: must be well-formed Unicode'],
     [{ client_uri: 'javascript:alert(1)' }, 'client_uri: must be an absolute http or https URL'],
     [{ scope: ['tools:read'] }, 'scope: must be a string of space-separated scopes'],
     [{ scope: 'admin' }, 'scope: none of the scopes asked may be registered'],

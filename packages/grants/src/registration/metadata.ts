@@ -46,6 +46,11 @@ export interface ClientMetadata {
 const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/
 // C0 and C1 controls: a name or version is shown to people and written to logs.
 const CONTROL = /\p{Cc}/u
+// In a `u` regex a surrogate pair is one code point: this matches lone surrogates only, which a
+// JSON escape (`"\ud800"`) can carry but no stored text should.
+const LONE_SURROGATE = /\p{Surrogate}/u
+/** The most JSON the normalised metadata of one client may take, in UTF-16 code units. */
+export const MAX_METADATA_JSON = 32_768
 // RFC 8252 §7.3 and §8.3: plain http is for a native app's loopback listener only.
 const LOOPBACK_HTTP = /^http:\/\/(127\.0\.0\.1|\[::1\]|localhost)(:\d+)?([/?]|$)/i
 
@@ -55,6 +60,7 @@ function text(max: number) {
     .min(1, 'must not be empty')
     .max(max, `must be at most ${max} characters`)
     .refine((value) => !CONTROL.test(value), 'must not contain control characters')
+    .refine((value) => !LONE_SURROGATE.test(value), 'must be well-formed Unicode')
 }
 
 /** A redirect URI a client may register: a configured client's rules, and http for loopback only. */
@@ -63,7 +69,12 @@ const RegisteredRedirectUriSchema = z
   .max(MAX_URI_LENGTH, `must be at most ${MAX_URI_LENGTH} characters`)
   .superRefine((uri, ctx) => {
     const base = RedirectUriSchema.safeParse(uri)
-    if (!base.success) {
+    if (CONTROL.test(uri) || LONE_SURROGATE.test(uri)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'must not contain control characters or lone surrogates',
+      })
+    } else if (!base.success) {
       for (const issue of base.error.issues)
         ctx.addIssue({ code: 'custom', message: issue.message })
     } else if (/^http:/i.test(uri) && !LOOPBACK_HTTP.test(uri)) {
@@ -203,6 +214,14 @@ export function parseClientMetadata(
   for (const field of ['client_name', 'client_uri', 'software_id', 'software_version'] as const) {
     const value = request[field]
     if (value !== undefined) metadata[field] = value
+  }
+  // Bounded whatever MAX_BODY_BYTES allows: escapes (`"`, `\`) can make the stored JSON longer
+  // than the fields' own lengths say.
+  if (JSON.stringify(metadata).length > MAX_METADATA_JSON) {
+    throw new OAuthError(
+      'invalid_client_metadata',
+      `the client metadata is too large: at most ${MAX_METADATA_JSON} characters of JSON`,
+    )
   }
   return metadata
 }
