@@ -111,6 +111,12 @@ describe('guardedFetch', () => {
     await expect(guardedFetch(`https://[::ffff:127.0.0.1]:${port}/doc`, strict)).rejects.toThrow(
       'is a loopback address',
     )
+    // Other spellings of 127.0.0.1 are normalised by the URL parser before any check.
+    for (const host of ['2130706433', '0x7f.1', '127.1', '0177.0.0.1']) {
+      await expect(guardedFetch(`https://${host}:${port}/doc`, strict)).rejects.toThrow(
+        '127.0.0.1 is a loopback address (127.0.0.1): refused',
+      )
+    }
     expect(hits.length).toBe(before)
   })
 
