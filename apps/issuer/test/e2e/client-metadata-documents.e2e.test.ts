@@ -76,6 +76,7 @@ describe('client ID metadata documents', () => {
     const self = (path: string, changes?: Record<string, unknown>) =>
       docs.routes.set(path, (base) => json(documentOf(`${base}${path}`, changes)))
     self('/good.json')
+    self('/start.json')
     self('/strict.json')
     docs.routes.set('/concurrent.json', (base) => (req, res) => {
       setTimeout(() => json(documentOf(`${base}/concurrent.json`))(req, res), 300)
@@ -222,16 +223,20 @@ describe('client ID metadata documents', () => {
     expect(wrong.json).toMatchObject({ error: 'invalid_client' })
   })
 
-  it('warns when FETCH_ALLOW_PRIVATE_ADDRESSES is on under start, not under dev', async () => {
+  it('serves under start too, warning that FETCH_ALLOW_PRIVATE_ADDRESSES is on', async () => {
     const warning = expect.stringContaining('FETCH_ALLOW_PRIVATE_ADDRESSES is on') as unknown
     expect(allowed.entries()).not.toContainEqual(expect.objectContaining({ msg: warning }))
     const started = await startIssuer({
       command: 'start',
       config: tmp.dir,
-      vars: { FETCH_ALLOW_PRIVATE_ADDRESSES: 'true' },
+      vars: { FETCH_ALLOW_PRIVATE_ADDRESSES: 'true', NODE_EXTRA_CA_CERTS: TEST_CERT_FILE },
     })
     try {
       expect(started.entries()).toContainEqual(expect.objectContaining({ level: 40, msg: warning }))
+      const response = await authorize(started, `${docs.https}/start.json`)
+      expect(response.status).toBe(200)
+      readLoginPage(response)
+      expect(response.text).toContain('Documented Test App')
     } finally {
       await started.close()
     }
