@@ -75,7 +75,8 @@ export interface ConsentRecord {
 export interface ConsentStore {
   /**
    * Records a consent, replacing the scopes and expiry of any earlier one of the same tenant,
-   * subject, client and resources.
+   * subject, client and resources. Each scope is a scope token (RFC 6749 §3.3: no space); an
+   * empty list is kept as one.
    */
   saveConsent(consent: ConsentRecord): Promise<void>
   /**

@@ -66,6 +66,11 @@ describe('dynamic client registration', () => {
         software_id: 'example-app',
       })
       expect(Math.abs(client.client_id_issued_at - Date.now() / 1000)).toBeLessThan(60)
+      // One log line per request, and no credential in any of them.
+      const logs = issuer.logs.join('\n')
+      expect(logs).toContain('/register')
+      expect(logs).not.toContain(client.client_secret)
+      expect(logs).not.toContain(client.registration_access_token)
     })
 
     it('registers a public client without a secret', async () => {

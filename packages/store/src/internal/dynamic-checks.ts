@@ -10,7 +10,7 @@ const KEY_MAX = 2048
 /** Longest `resources` of a consent: several resource URIs. */
 const RESOURCES_MAX = 8192
 /** Longest registered metadata, as JSON text: room for an inline `jwks`. */
-export const METADATA_MAX = 65_536
+const METADATA_MAX = 65_536
 const SHA256_HEX = /^[0-9a-f]{64}$/
 /** A scope token (RFC 6749 §3.3): printable ASCII but space, `"` and `\`. */
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/
