@@ -89,4 +89,9 @@ function warnAboutSettings(
   if (settings.adminToken !== undefined && settings.adminPort === 'off') {
     logger.warn('ADMIN_TOKEN is set but ADMIN_PORT=off: the admin API is not served anywhere')
   }
+  if (settings.fetchAllowPrivateAddresses && mode === 'start') {
+    logger.warn(
+      'FETCH_ALLOW_PRIVATE_ADDRESSES is on: client ID metadata documents may lead the issuer into loopback and private networks; for development and tests only',
+    )
+  }
 }

@@ -62,6 +62,10 @@ export function authorizationServerMetadata(runtime: TenantRuntime): Record<stri
     ...(runtime.tenant.dynamicClients?.registration === true
       ? { registration_endpoint: `${issuer}/register` }
       : {}),
+    // draft-ietf-oauth-client-id-metadata-document: https client_id URLs are accepted.
+    ...(runtime.tenant.dynamicClients?.metadataDocuments === true
+      ? { client_id_metadata_document_supported: true }
+      : {}),
   }
 }
 

@@ -43,7 +43,8 @@ export function createDynamicClientSource(
   if (config === undefined) return undefined
   return {
     async find(clientId) {
-      if (clientId.startsWith('https://')) {
+      // https, or (FETCH_ALLOW_PRIVATE_ADDRESSES) http to loopback: the documents' rules decide.
+      if (/^https?:\/\//.test(clientId)) {
         return config.metadataDocuments ? metadataDocuments?.find(clientId) : undefined
       }
       if (!config.registration || !UUID.test(clientId)) return undefined

@@ -25,6 +25,8 @@ import type {
 } from '@tessera/keys'
 import type { Store } from '@tessera/store'
 import type { Logger } from 'pino'
+import { metadataDocumentClients } from '../client-metadata/metadata-documents.js'
+import type { ClientDocuments } from '../client-metadata/metadata-documents.js'
 import { createSwitchingSigner } from '../keys/algorithm-switch.js'
 import { corsOrigins } from '../http/cors.js'
 import { createIdTokenHintVerifier } from '../openid/id-token-hint.js'
@@ -87,6 +89,8 @@ export interface TenantRuntimeOptions {
    * Omitted: no registered client is found.
    */
   registrations?: ClientRegistrationStore
+  /** The client ID metadata documents of the process, for tenants that accept them. */
+  clientDocuments?: ClientDocuments
 }
 
 /**
@@ -123,6 +127,8 @@ export interface TenantBuilderOptions {
   served: () => readonly TenantRuntime[]
   /** Aborted on shutdown: the rings stop making keys. */
   keySignal: AbortSignal
+  /** The client ID metadata documents of the process, for tenants that accept them. */
+  clientDocuments?: ClientDocuments
 }
 
 /** Builds tenants for the issuer, and polls the store for the keys of those it serves. */
@@ -188,6 +194,9 @@ export function createTenantBuilder(options: TenantBuilderOptions): TenantBuilde
         keySignal: options.keySignal,
         users,
         registrations: store.clientRegistrations,
+        ...(options.clientDocuments === undefined
+          ? {}
+          : { clientDocuments: options.clientDocuments }),
       })
     },
     pollKeys: () => keyPoll?.poll() ?? Promise.resolve(),
@@ -348,12 +357,16 @@ class ServedTenantRuntime implements TenantRuntime {
   }
 
   #dynamicClients(): Pick<TenantContext, 'dynamicClients'> {
-    const { registrations } = this.options
+    const { registrations, clientDocuments } = this.options
     if (registrations === undefined) return {}
+    const config = this.tenant.dynamicClients
     const dynamicClients = createDynamicClientSource({
       tenant: this.tenant.name,
-      config: this.tenant.dynamicClients,
+      config,
       registrations,
+      ...(config?.metadataDocuments === true && clientDocuments !== undefined
+        ? { metadataDocuments: metadataDocumentClients(clientDocuments, config.scopes) }
+        : {}),
     })
     return dynamicClients === undefined ? {} : { dynamicClients }
   }
