@@ -39,6 +39,12 @@ export interface AuthorizationRequest {
   openid?: OpenIdRequest
   /** The resources (RFC 8707) it names, as configured; absent when it names none. */
   resources?: string[]
+  /**
+   * `prompt` holds `consent`: a client the tenant does not list asks the user again, whatever
+   * they consented to before. Read with or without `openid`, since OAuth clients such as MCP's
+   * send it too (OpenID Connect Core §3.1.2.1).
+   */
+  promptConsent?: true
 }
 
 /** What the authorization endpoint does with a request. */
@@ -235,6 +241,9 @@ export async function parseAuthorizationRequest(
     if ('error' in parsed) return fail(parsed.error, parsed.description)
     openid = parsed
   }
+  const promptConsent =
+    openid?.prompt.includes('consent') ??
+    (params.get('prompt') ?? '').split(' ').includes('consent')
   const challenge = params.get('code_challenge')
   const method = params.get('code_challenge_method')
   if (challenge === undefined) {
@@ -261,6 +270,7 @@ export async function parseAuthorizationRequest(
       ...(challenge === undefined ? {} : { codeChallenge: challenge }),
       ...(openid === undefined ? {} : { openid }),
       ...(resources.length === 0 ? {} : { resources }),
+      ...(promptConsent ? { promptConsent: true as const } : {}),
     },
   }
 }
