@@ -81,7 +81,8 @@ export async function resumeSession(
       return { kind: 'confirm', request, userName, sid: session.sid, clearSession: false }
     }
     const next = await issueCodeOrAskConsent(request, user, tenant, deps)
-    if (next.kind === 'code') return { kind: 'redirect', location: next.location, clearSession: false }
+    if (next.kind === 'code')
+      return { kind: 'redirect', location: next.location, clearSession: false }
     if (openid.prompt.includes('none')) {
       return promptNoneError(request, tenant, 'consent_required', false)
     }
