@@ -1,5 +1,7 @@
 import type {
   AuthorizationCodeStore,
+  ClientRegistrationStore,
+  ConsentStore,
   ExpiryStore,
   MarkStore,
   RefreshTokenStore,
@@ -35,7 +37,14 @@ export interface Store {
   readonly secrets: SecretStore
   /** OpenID Connect sign-in sessions, and the logout that ends them (@tessera/grants). */
   readonly sessions: SessionStore
-  /** Removal of expired codes, families, throttle windows, marks and sessions. */
+  /**
+   * Clients registered through RFC 7591, shared by every replica; their secrets and registration
+   * tokens are kept as SHA-256 hashes only (@tessera/grants).
+   */
+  readonly clientRegistrations: ClientRegistrationStore
+  /** Users' remembered consents to dynamic clients, until they expire (@tessera/grants). */
+  readonly consents: ConsentStore
+  /** Removal of expired codes, families, throttle windows, marks, sessions and consents. */
   readonly expiry: ExpiryStore
   /** Parse results of tenant files, to start faster on a warm database (see docs/data-at-rest.md). */
   readonly parsedConfig: ParsedConfigStore

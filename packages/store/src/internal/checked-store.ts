@@ -19,6 +19,7 @@ import {
   parsedConfigToAdd,
   parsedConfigToKeep,
 } from './checks.js'
+import { checkConsent, checkMax, checkRegistration, lookupKeys } from './dynamic-checks.js'
 
 /**
  * The checks of a port's methods, by method name. A check throws a TypeError for a misuse; it
@@ -120,6 +121,31 @@ const CHECKS: { [P in keyof Ports]: PortChecks<Ports[P]> } = {
     createSession: (session, replaces) => checkSession(session, replaces),
     endSession: (tenant, sid, now) => checkEndSessionArgs(tenant, sid, now),
   },
+  clientRegistrations: {
+    registerClient: (record, max) => {
+      checkRegistration('registerClient', record)
+      checkMax(max)
+    },
+    findRegisteredClient: (tenant, clientId) =>
+      lookupKeys('findRegisteredClient', ['tenant', 'clientId'], [tenant, clientId]),
+    updateRegisteredClient: (record) => checkRegistration('updateRegisteredClient', record),
+    deleteRegisteredClient: (tenant, clientId) =>
+      lookupKeys('deleteRegisteredClient', ['tenant', 'clientId'], [tenant, clientId]),
+  },
+  consents: {
+    saveConsent: (consent) => checkConsent(consent),
+    findConsent: (tenant, subject, clientId, resources, now) => {
+      checkTime('findConsent', 'now', now)
+      const keys = lookupKeys(
+        'findConsent',
+        ['tenant', 'subject', 'clientId', 'resources'],
+        [tenant, subject, clientId, resources],
+      )
+      return [...keys, now] as [string, string, string, string, number]
+    },
+    deleteConsents: (tenant, clientId) =>
+      lookupKeys('deleteConsents', ['tenant', 'clientId'], [tenant, clientId]),
+  },
   expiry: { purgeExpired: (now) => checkTime('purgeExpired', 'now', now) },
   // The adapter gets the entries and keys as checked: copied (a getter answers once), each
   // entry's key once, sorted.
@@ -158,6 +184,8 @@ export function checkedStore(adapter: Store): Store {
     marks: port('marks'),
     secrets: port('secrets'),
     sessions: port('sessions'),
+    clientRegistrations: port('clientRegistrations'),
+    consents: port('consents'),
     expiry: port('expiry'),
     parsedConfig: port('parsedConfig'),
     ping: () => adapter.ping(),

@@ -2,7 +2,9 @@ import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
 import { MIGRATIONS, migrate, type Migration } from './migrations.js'
 import { parseCodeRow } from './tables/authorization-codes.js'
+import { parseConsentRow } from './tables/consents.js'
 import { parseFamilyRow } from './tables/refresh-families.js'
+import { parseRegisteredClientRow } from './tables/registered-clients.js'
 
 function tables(db: Database.Database): string[] {
   return db
@@ -25,6 +27,7 @@ describe('migrate', () => {
     expect(tables(db)).toEqual([
       'authorization_codes',
       'client_auth_failures',
+      'consents',
       'key_change_counter',
       'key_changes',
       'keys',
@@ -33,6 +36,7 @@ describe('migrate', () => {
       'pruned_kids',
       'refresh_families',
       'refresh_tokens',
+      'registered_clients',
       'schema_migrations',
       'secrets',
       'sessions',
@@ -120,6 +124,61 @@ describe('migrate', () => {
         )
         .all()
       expect(plan.map((step) => step.detail).join('\n')).toMatch(/USING INDEX \w+_sid/)
+    }
+    db.close()
+  })
+
+  it('adds registered clients and consents to a version 15 database, keeping its rows', () => {
+    const db = new Database(':memory:')
+    migrate(db, MIGRATIONS.slice(0, 15))
+    db.exec(`
+      INSERT INTO marks (tenant, kind, id, expires_at) VALUES ('acme', 'jti', 'j1', 5);
+      INSERT INTO authorization_codes (tenant, code_hash, client_id, redirect_uri, scope, sub,
+          claims, created_at, expires_at, resources)
+        VALUES ('acme', 'c1', 'web', 'https://app.example/cb', 'openid', 'alice', '{}', 1, 2,
+          'https://mcp.acme.test/mcp');
+    `)
+    expect(tables(db)).not.toContain('registered_clients')
+    expect(migrate(db)).toEqual(MIGRATIONS.slice(15).map((m) => m.version))
+    expect(db.prepare('SELECT id FROM marks').all()).toEqual([{ id: 'j1' }])
+    expect(db.prepare('SELECT resources FROM authorization_codes').all()).toEqual([
+      { resources: 'https://mcp.acme.test/mcp' },
+    ])
+    db.exec(`
+      INSERT INTO registered_clients (tenant, client_id, secret_hash, registration_token_hash,
+          metadata, created_at, updated_at)
+        VALUES ('acme', 'c-1', NULL, 'h', '{"client_name":"Notes"}', 1, 2);
+      INSERT INTO consents (tenant, subject, client_id, resources, scopes, expires_at)
+        VALUES ('acme', 'alice', 'c-1', '', 'a b', 3);
+    `)
+    expect(
+      parseRegisteredClientRow(db.prepare('SELECT * FROM registered_clients').get()),
+    ).toStrictEqual({
+      tenant: 'acme',
+      clientId: 'c-1',
+      registrationTokenHash: 'h',
+      metadata: { client_name: 'Notes' },
+      createdAt: 1,
+      updatedAt: 2,
+    })
+    expect(parseConsentRow(db.prepare('SELECT * FROM consents').get())).toStrictEqual({
+      tenant: 'acme',
+      subject: 'alice',
+      clientId: 'c-1',
+      resources: '',
+      scopes: ['a', 'b'],
+      expiresAt: 3,
+    })
+    // Metadata that is not a JSON object is refused by the table itself.
+    expect(() =>
+      db.exec(`INSERT INTO registered_clients VALUES ('acme', 'c-2', NULL, 'h', '[1]', 1, 2)`),
+    ).toThrow(/CHECK constraint failed/)
+    // deleteConsents and the purge find consents by index, not by a scan of the table.
+    for (const where of ["tenant = 'acme' AND client_id = 'c-1'", 'expires_at <= 5']) {
+      const plan = db
+        .prepare<[], { detail: string }>(`EXPLAIN QUERY PLAN DELETE FROM consents WHERE ${where}`)
+        .all()
+      expect(plan.map((step) => step.detail).join('\n')).toMatch(/USING INDEX consents_/)
     }
     db.close()
   })

@@ -293,6 +293,37 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE refresh_families ADD COLUMN resources TEXT;
     `,
   },
+  {
+    // Clients registered through RFC 7591, and users' consents to dynamic clients. A client's
+    // secret and registration access token are kept as SHA-256 hashes only; secret_hash is NULL
+    // for a public client. A consent's resources are space-separated, '' for none, and so are its
+    // scopes. Consents are looked up by their key, deleted by client and purged by expiry.
+    version: 16,
+    name: 'dynamic_clients',
+    sql: `
+      CREATE TABLE registered_clients (
+        tenant TEXT NOT NULL,
+        client_id TEXT NOT NULL,
+        secret_hash TEXT,
+        registration_token_hash TEXT NOT NULL,
+        metadata TEXT NOT NULL CHECK (json_valid(metadata) AND json_type(metadata) = 'object'),
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (tenant, client_id)
+      ) STRICT;
+      CREATE TABLE consents (
+        tenant TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        client_id TEXT NOT NULL,
+        resources TEXT NOT NULL,
+        scopes TEXT NOT NULL,
+        expires_at INTEGER NOT NULL,
+        PRIMARY KEY (tenant, subject, client_id, resources)
+      ) STRICT;
+      CREATE INDEX consents_client ON consents (tenant, client_id);
+      CREATE INDEX consents_expires_at ON consents (expires_at);
+    `,
+  },
 ]
 
 /**

@@ -303,6 +303,34 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE refresh_families ADD COLUMN resources TEXT;
     `,
   },
+  {
+    // Registered clients and consents (see the SQLite migration 16); metadata is JSON, as claims.
+    version: 16,
+    name: 'dynamic_clients',
+    sql: `
+      CREATE TABLE registered_clients (
+        tenant TEXT COLLATE "C" NOT NULL,
+        client_id TEXT COLLATE "C" NOT NULL,
+        secret_hash TEXT,
+        registration_token_hash TEXT NOT NULL,
+        metadata JSON NOT NULL CHECK (json_typeof(metadata) = 'object'),
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        PRIMARY KEY (tenant, client_id)
+      );
+      CREATE TABLE consents (
+        tenant TEXT COLLATE "C" NOT NULL,
+        subject TEXT COLLATE "C" NOT NULL,
+        client_id TEXT COLLATE "C" NOT NULL,
+        resources TEXT COLLATE "C" NOT NULL,
+        scopes TEXT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        PRIMARY KEY (tenant, subject, client_id, resources)
+      );
+      CREATE INDEX consents_client ON consents (tenant, client_id);
+      CREATE INDEX consents_expires_at ON consents (expires_at);
+    `,
+  },
 ]
 
 /**

@@ -4,11 +4,13 @@ import { settle } from '../internal/settle.js'
 import type { Store } from '../store.js'
 import { createMemoryFailureCounter } from './client-auth-failures.js'
 import { createMemoryCodes } from './codes.js'
+import { createMemoryConsents } from './consents.js'
 import { createMemoryExpiry } from './expiry.js'
 import { createMemoryKeys } from './keys.js'
 import { createMemoryMarks } from './marks.js'
 import { createMemoryParsedConfig } from './parsed-config.js'
 import { createMemoryRefreshTokens } from './refresh-tokens.js'
+import { createMemoryRegistrations } from './registrations.js'
 import { createMemorySecrets } from './secrets.js'
 import { createMemorySessions } from './sessions.js'
 import { createGrantTables } from './table.js'
@@ -51,6 +53,8 @@ function createMemoryAdapter(): Store {
   const marks = createMemoryMarks(open)
   const secrets = createMemorySecrets(open)
   const parsedConfig = createMemoryParsedConfig(open)
+  const registrations = createMemoryRegistrations(open)
+  const consents = createMemoryConsents(open)
   return {
     keys: keys.store,
     algorithms: algorithms.store,
@@ -61,6 +65,8 @@ function createMemoryAdapter(): Store {
     marks: marks.store,
     secrets: secrets.store,
     sessions: sessions.store,
+    clientRegistrations: registrations.store,
+    consents: consents.store,
     expiry: createMemoryExpiry(open, [
       codes.sweep,
       refreshTokens.sweep,
@@ -68,6 +74,7 @@ function createMemoryAdapter(): Store {
       sessions.sweep,
       throttle.sweep,
       (now) => clientAuthFailures.sweep(now),
+      consents.sweep,
     ]),
     parsedConfig: parsedConfig.store,
     ping() {
@@ -78,7 +85,17 @@ function createMemoryAdapter(): Store {
     close() {
       return settle(() => {
         closed = true
-        for (const part of [grants, keys, algorithms, throttle, marks, secrets, parsedConfig]) {
+        for (const part of [
+          grants,
+          keys,
+          algorithms,
+          throttle,
+          marks,
+          secrets,
+          parsedConfig,
+          registrations,
+          consents,
+        ]) {
           part.clear()
         }
       })

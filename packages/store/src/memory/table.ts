@@ -23,6 +23,15 @@ export class Table<T> {
     this.#tenants.set(tenant, rows)
   }
 
+  delete(tenant: string, id: string): boolean {
+    return this.#tenants.get(tenant)?.delete(id) ?? false
+  }
+
+  /** How many rows the tenant has. */
+  count(tenant: string): number {
+    return this.#tenants.get(tenant)?.size ?? 0
+  }
+
   rows(tenant: string): IterableIterator<T> {
     return (this.#tenants.get(tenant) ?? new Map<string, T>()).values()
   }

@@ -166,6 +166,7 @@ const CONFLICTS: Record<string, string> = {
   refresh_families_pkey: 'the refresh family',
   refresh_tokens_pkey: 'the refresh token',
   sessions_pkey: 'the session',
+  registered_clients_pkey: 'the registered client',
 }
 
 /**

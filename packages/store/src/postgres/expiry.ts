@@ -37,6 +37,7 @@ export function createPostgresExpiry({ run, transaction }: PgRunner): ExpiryStor
           [PURGE_HOLDS, now],
           [PG_PURGE_CLIENT_AUTH_FAILURES, now],
           ['DELETE FROM marks WHERE expires_at <= $1', now],
+          ['DELETE FROM consents WHERE expires_at <= $1', now],
         ]
         return transaction('purgeExpired', async (tx) => {
           // Replicas purge on their own timers; one at a time, so that two purges never lock

@@ -2,12 +2,14 @@ import type { Pool } from 'pg'
 import type { Store } from '../store.js'
 import { createPostgresFailureCounter } from './client-auth-failures.js'
 import { createPostgresCodes } from './codes.js'
+import { createPostgresConsents } from './consents.js'
 import type { PgTarget } from './database.js'
 import { createPostgresExpiry } from './expiry.js'
 import { createPostgresKeys } from './keys.js'
 import { createPostgresMarks } from './marks.js'
 import { createPostgresParsedConfig } from './parsed-config.js'
 import { createPostgresRefreshTokens } from './refresh-tokens.js'
+import { createPostgresRegistrations } from './registrations.js'
 import { createPgPool } from './runner.js'
 import { createPostgresSecrets } from './secrets.js'
 import { createPostgresSessions } from './sessions.js'
@@ -26,6 +28,8 @@ export function createPostgresStore(pool: Pool, target: PgTarget): Store {
     marks: createPostgresMarks(runner),
     secrets: createPostgresSecrets(runner),
     sessions: createPostgresSessions(runner),
+    clientRegistrations: createPostgresRegistrations(runner),
+    consents: createPostgresConsents(runner),
     expiry: createPostgresExpiry(runner),
     parsedConfig: createPostgresParsedConfig(runner),
     algorithms: createPostgresTenantAlgorithms(runner),

@@ -22,6 +22,7 @@ export function createSqliteExpiry(
   const purgeSessions = db.prepare<[number, number]>(
     'DELETE FROM sessions WHERE expires_at <= ? OR ended_at <= ?',
   )
+  const purgeConsents = db.prepare<[number]>('DELETE FROM consents WHERE expires_at <= ?')
   const purge = db.transaction((now: number): number => {
     return (
       purgeCodes.run(now - CODE_RETENTION_MS).changes +
@@ -30,7 +31,8 @@ export function createSqliteExpiry(
       throttle.purge(now) +
       clientAuthFailures.sweep(now) +
       purgeMarks.run(now).changes +
-      purgeSessions.run(now, now).changes
+      purgeSessions.run(now, now).changes +
+      purgeConsents.run(now).changes
     )
   })
   return {

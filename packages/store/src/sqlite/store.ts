@@ -5,6 +5,7 @@ import { createCheckpointer } from '../internal/sqlite-database.js'
 import type { Store } from '../store.js'
 import { createSqliteFailureCounter } from './client-auth-failures.js'
 import { createSqliteCodes } from './codes.js'
+import { createSqliteConsents } from './consents.js'
 import type { SqliteContext } from './context.js'
 import { createSqliteExpiry } from './expiry.js'
 import { createFamilyWrites } from './family-writes.js'
@@ -13,6 +14,7 @@ import { createSqliteKeys } from './keys.js'
 import { createSqliteMarks } from './marks.js'
 import { createSqliteParsedConfig } from './parsed-config.js'
 import { createSqliteRefreshTokens } from './refresh-tokens.js'
+import { createSqliteRegistrations } from './registrations.js'
 import { createSqliteSecrets } from './secrets.js'
 import { createSqliteSessions } from './sessions.js'
 import { createSqliteTenantAlgorithms } from './tenant-algorithms.js'
@@ -43,6 +45,8 @@ export function createSqliteStore(db: Database.Database, file: string): Store {
     marks: createSqliteMarks(context),
     secrets: createSqliteSecrets(context),
     sessions: createSqliteSessions(context),
+    clientRegistrations: createSqliteRegistrations(context),
+    consents: createSqliteConsents(context),
     expiry: createSqliteExpiry(context, throttleWrites, clientAuthFailures),
     parsedConfig: createSqliteParsedConfig(context),
     algorithms: createSqliteTenantAlgorithms(context),

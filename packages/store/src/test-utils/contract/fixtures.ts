@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto'
 import type {
   AuthorizationCodeRecord,
+  ConsentRecord,
   FamilyIssue,
+  RegisteredClientRecord,
   RefreshFamily,
   SessionRecord,
 } from '@tessera/grants'
@@ -101,6 +103,40 @@ export function sessionRecord(fields: Partial<SessionRecord> = {}): SessionRecor
     authTime: t0,
     createdAt: t0,
     expiresAt: t0 + 8 * hour,
+    ...fields,
+  }
+}
+
+/** A confidential client registered with acme at t0. */
+export function registeredClient(
+  fields: Partial<RegisteredClientRecord> = {},
+): RegisteredClientRecord {
+  return {
+    tenant: 'acme',
+    clientId: '0b7e4f0e-5a8c-4d7e-9a51-3f0c2b9d6e11',
+    secretHash: sha256('client-secret'),
+    registrationTokenHash: sha256('registration-token'),
+    metadata: {
+      client_name: 'Notes',
+      redirect_uris: ['https://notes.example/callback', 'http://127.0.0.1/cb'],
+      grant_types: ['authorization_code', 'refresh_token'],
+      token_endpoint_auth_method: 'client_secret_basic',
+    },
+    createdAt: t0,
+    updatedAt: t0,
+    ...fields,
+  }
+}
+
+/** Alice's consent to a registered client of acme for one resource, for 30 days from t0. */
+export function consentRecord(fields: Partial<ConsentRecord> = {}): ConsentRecord {
+  return {
+    tenant: 'acme',
+    subject: 'alice',
+    clientId: '0b7e4f0e-5a8c-4d7e-9a51-3f0c2b9d6e11',
+    resources: 'https://mcp.acme.test/mcp',
+    scopes: ['tools:read', 'tools:call'],
+    expiresAt: t0 + 30 * day,
     ...fields,
   }
 }

@@ -2,6 +2,7 @@ import { describe } from 'vitest'
 import { clientAuthFailuresContract } from './client-auth-failures.js'
 import { codeBoundContract } from './code-bound.js'
 import { codesContract } from './codes.js'
+import { consentsContract } from './consents.js'
 import type { OpenStore } from './fixtures.js'
 import { grantRecordsContract } from './grant-records.js'
 import { resourcesContract } from './resources.js'
@@ -13,6 +14,7 @@ import { processesContract } from './processes.js'
 import { publishAheadContract } from './publish-ahead.js'
 import { purgeContract } from './purge.js'
 import { refreshTokensContract } from './refresh-tokens.js'
+import { registrationsContract } from './registrations.js'
 import { secretsContract } from './secrets.js'
 import { sessionsContract } from './sessions.js'
 import type { SharedDatabase } from './shared-database.js'
@@ -22,10 +24,12 @@ import { throttleContract } from './throttle.js'
 export { attemptsHeld, clearOne, failOne, failuresOf, releaseOne, reserveOne } from './attempts.js'
 export {
   codeRecord,
+  consentRecord,
   day,
   hour,
   minute,
   refreshFamily,
+  registeredClient,
   sessionRecord,
   sha256,
   startFamily,
@@ -49,6 +53,8 @@ const SUITES: readonly ((open: OpenStore) => void)[] = [
   grantRecordsContract,
   resourcesContract,
   sessionsContract,
+  registrationsContract,
+  consentsContract,
   purgeContract,
   marksContract,
   secretsContract,

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest'
 import { StoreError } from '../../errors.js'
 import {
   codeRecord,
+  consentRecord,
   freshStoreEach,
+  registeredClient,
   sessionRecord,
   sha256,
   t0,
@@ -54,6 +56,15 @@ export function lifecycleContract(open: OpenStore): void {
         () => store().sessions.createSession(sessionRecord()),
         () => store().sessions.findSession('acme', sha256('session-1')),
         () => store().sessions.endSession('acme', 'sid-1', t0),
+        () => store().clientRegistrations.registerClient(registeredClient(), 10),
+        () => store().clientRegistrations.findRegisteredClient('acme', 'client-1'),
+        () => store().clientRegistrations.updateRegisteredClient(registeredClient()),
+        () => store().clientRegistrations.deleteRegisteredClient('acme', 'client-1'),
+        // A lookup no row can answer is refused as closed too.
+        () => store().clientRegistrations.findRegisteredClient('acme', ''),
+        () => store().consents.saveConsent(consentRecord()),
+        () => store().consents.findConsent('acme', 'alice', 'client-1', '', t0),
+        () => store().consents.deleteConsents('acme', 'client-1'),
         () => store().parsedConfig.list(),
         () => store().parsedConfig.add([{ key: sha256('file'), value: 'v' }], t0),
         () => store().parsedConfig.prune(new Set(), t0),
