@@ -31,6 +31,7 @@ export { MAX_CODES_PER_SESSION_AND_CLIENT } from './internal/issue-code.js'
 export { EMAIL_CLAIMS, ID_TOKEN_CLAIMS, PROFILE_CLAIMS } from './openid/claims.js'
 export type { SessionCookie } from './openid/session.js'
 export { userInfo } from './openid/userinfo.js'
+export { sessionUserName } from './openid/loopback-consent.js'
 export { logout } from './openid/logout.js'
 
 // POST /revoke and POST /introspect
