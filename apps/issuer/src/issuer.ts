@@ -7,6 +7,7 @@ import type Koa from 'koa'
 import type { Logger } from 'pino'
 import { adminApiOptions, createAdminApp } from './admin/admin-app.js'
 import { createClientKeys } from './client-keys/client-keys.js'
+import { createClientDocuments } from './client-metadata/metadata-documents.js'
 import { warnShortClientSecret } from './tenants/client-secret-warning.js'
 import type { ClientJwksOptions } from './client-keys/client-keys.js'
 import { createApp } from './app.js'
@@ -117,6 +118,12 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
   }
   // Shutdown stops the key rings making keys: nothing is generated or written after close.
   const keysStop = new AbortController()
+  // One cache of client ID metadata documents for every tenant of the process.
+  const clientDocuments = createClientDocuments({
+    allowPrivateAddresses: settings.fetchAllowPrivateAddresses,
+    now: clock,
+    logger,
+  })
   const tenants = createTenantBuilder({
     settings,
     mode: options.mode,
@@ -127,6 +134,7 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
     providers: createProviderCache(),
     served: () => served.all(),
     keySignal: keysStop.signal,
+    clientDocuments,
   })
   const target = createServingTarget(served, (all, fresh) => tenants.build(all, fresh))
 
@@ -144,7 +152,10 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
         settings,
         store,
         clock,
-        createClientKeys(logger, clock, options.clientJwks),
+        createClientKeys(logger, clock, {
+          ...options.clientJwks,
+          allowPrivateAddresses: settings.fetchAllowPrivateAddresses,
+        }),
       ),
       logger,
       metrics,

@@ -20,6 +20,7 @@ describe('@tessera/config-schema', () => {
   it('exports exactly its public API', () => {
     expect(Object.keys(api).sort()).toEqual([
       'CLIENT_ASSERTION_ALGORITHMS',
+      'ClientJwksSchema',
       'ClientSchema',
       'ConfigError',
       'DEFAULT_MAX_REGISTRATIONS',

@@ -38,6 +38,7 @@ export {
   TenantResourceSchema,
 } from './schema.js'
 export { DEFAULT_MAX_REGISTRATIONS, DynamicClientsSchema } from './dynamic-clients.js'
+export { ClientJwksSchema } from './internal/client-keys.js'
 export type { TenantFile, TenantResource } from './schema.js'
 export { parseConfig } from './parse-config.js'
 export type { ConfigDocument, ParseConfigOptions, ParseConfigResult } from './parse-config.js'

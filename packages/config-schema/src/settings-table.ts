@@ -189,6 +189,17 @@ export const SETTINGS = {
         '[Behind a proxy](#behind-a-proxy). `true` is refused.',
     },
   }),
+  fetchAllowPrivateAddresses: setting({
+    env: 'FETCH_ALLOW_PRIVATE_ADDRESSES',
+    schema: boolean().default(false),
+    doc: {
+      meaning:
+        'Allows client ID metadata documents, and the `jwks_uri` they name, from loopback, ' +
+        'private and link-local addresses, and http from loopback ones: for development and ' +
+        'tests, never production. `true`, `false`, `1`, `0`, `yes`, `no`. See ' +
+        '[dynamic-clients.md](dynamic-clients.md#client-id-metadata-documents).',
+    },
+  }),
   maxBodyBytes: setting({
     env: 'MAX_BODY_BYTES',
     schema: integerBetween(1, 1_048_576).default(16_384),

@@ -5,7 +5,8 @@ import { createLocalJWKSet, errors } from 'jose'
 import type { JSONWebKeySet, JWTHeaderParameters, KeyLike } from 'jose'
 import type { Logger } from 'pino'
 import * as z from 'zod'
-import { fetchJwksDocument } from './fetch-jwks.js'
+import { guardedFetch, GuardedFetchError } from '../client-metadata/fetch-guard.js'
+import { fetchJwksDocument, JWKS_ACCEPT } from './fetch-jwks.js'
 
 /** How the keys behind a client's `jwks_uri` are fetched and kept. All durations in ms. */
 export interface ClientJwksOptions {
@@ -22,6 +23,12 @@ export interface ClientJwksOptions {
   maxBytes: number
   /** How long past `cacheMaxAgeMs` the last good set still serves while fetches fail (1 h). */
   maxStaleMs: number
+  /**
+   * FETCH_ALLOW_PRIVATE_ADDRESSES: the `jwks_uri` of a metadata-document client may lead to a
+   * loopback, private or link-local address (default false). A configured client's `jwks_uri`
+   * is the operator's choice and is not guarded.
+   */
+  allowPrivateAddresses: boolean
 }
 
 export const DEFAULT_CLIENT_JWKS_OPTIONS: ClientJwksOptions = {
@@ -30,6 +37,7 @@ export const DEFAULT_CLIENT_JWKS_OPTIONS: ClientJwksOptions = {
   timeoutMs: 5_000,
   maxBytes: 64 * 1024,
   maxStaleMs: 60 * 60_000,
+  allowPrivateAddresses: false,
 }
 
 type KeySet = (header: JWTHeaderParameters) => Promise<KeyLike>
@@ -71,6 +79,8 @@ class RemoteKeySet {
     private readonly options: ClientJwksOptions,
     private readonly now: () => number,
     private readonly logger: Logger,
+    /** Fetches the set: guarded for a client the tenant file does not list. */
+    private readonly fetchDocument: (uri: string) => Promise<unknown>,
   ) {}
 
   async resolve(client: Client, header: JWTHeaderParameters): Promise<KeyLike> {
@@ -115,7 +125,7 @@ class RemoteKeySet {
 
   async #fetch(): Promise<void> {
     try {
-      const document = JwksDocumentSchema.safeParse(await fetchJwksDocument(this.uri, this.options))
+      const document = JwksDocumentSchema.safeParse(await this.fetchDocument(this.uri))
       if (!document.success) throw new Error('the body is not a JWK Set ({"keys": [...]})')
       const jwks = usableKeys(document.data)
       if (jwks.keys.length === 0) throw new Error('the JWK Set holds no usable public key')
@@ -154,6 +164,20 @@ export function createClientKeys(
   options: Partial<ClientJwksOptions> = {},
 ): ClientKeys {
   const settings = { ...DEFAULT_CLIENT_JWKS_OPTIONS, ...options }
+  const fetchConfigured = (uri: string) => fetchJwksDocument(uri, settings)
+  const fetchGuarded = async (uri: string): Promise<unknown> => {
+    const { body } = await guardedFetch(uri, {
+      allowPrivateAddresses: settings.allowPrivateAddresses,
+      timeoutMs: settings.timeoutMs,
+      maxBytes: settings.maxBytes,
+      accept: JWKS_ACCEPT,
+    })
+    try {
+      return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body)) as unknown
+    } catch {
+      throw new GuardedFetchError('the body is not JSON')
+    }
+  }
   const inline = new WeakMap<Client, KeySet>()
   const remote = new Map<string, RemoteKeySet>()
   return {
@@ -168,10 +192,15 @@ export function createClientKeys(
         return keys(header)
       }
       if (client.jwksUri !== undefined) {
-        let keys = remote.get(client.jwksUri)
+        // The URI of a metadata-document client was chosen by whoever wrote the document: it is
+        // fetched through the SSRF guard, and cached apart from the same URI of a listed client.
+        const guarded = client.dynamic?.kind === 'metadata-document'
+        const key = `${guarded ? 'guarded' : 'configured'} ${client.jwksUri}`
+        let keys = remote.get(key)
         if (keys === undefined) {
-          keys = new RemoteKeySet(client.jwksUri, settings, now, logger)
-          remote.set(client.jwksUri, keys)
+          const fetchDocument = guarded ? fetchGuarded : fetchConfigured
+          keys = new RemoteKeySet(client.jwksUri, settings, now, logger, fetchDocument)
+          remote.set(key, keys)
         }
         return keys.resolve(client, header)
       }

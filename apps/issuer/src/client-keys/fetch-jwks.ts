@@ -4,6 +4,9 @@ import { request as httpRequest } from 'node:http'
 import type { IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 
+/** The `Accept` header of a JWK Set request. */
+export const JWKS_ACCEPT = 'application/jwk-set+json, application/json'
+
 /** Why a JWK Set could not be fetched; `message` is a short reason for the log. */
 export class JwksFetchError extends Error {
   override readonly name = 'JwksFetchError'
@@ -33,7 +36,7 @@ export function fetchJwksDocument(uri: string, options: FetchJwksOptions): Promi
     }
     const req = request(url, {
       method: 'GET',
-      headers: { accept: 'application/jwk-set+json, application/json' },
+      headers: { accept: JWKS_ACCEPT },
       lookup: isLocalhostName(url.hostname) ? loopbackLookup : undefined,
       agent: false,
     })

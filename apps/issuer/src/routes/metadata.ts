@@ -15,7 +15,11 @@ const ASSERTION_ALGS = [...CLIENT_ASSERTION_ALGORITHMS]
  */
 export function authorizationServerMetadata(runtime: TenantRuntime): Record<string, unknown> {
   const { issuer } = runtime
-  const scopes = new Set(runtime.tenant.clients.flatMap((client) => client.scopes))
+  const dynamic = runtime.tenant.dynamicClients
+  const scopes = new Set([
+    ...runtime.tenant.clients.flatMap((client) => client.scopes),
+    ...(dynamic?.scopes ?? []),
+  ])
   return {
     issuer,
     authorization_endpoint: `${issuer}/authorize`,
@@ -47,6 +51,8 @@ export function authorizationServerMetadata(runtime: TenantRuntime): Record<stri
     introspection_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
     scopes_supported: [...scopes].sort(),
     authorization_response_iss_parameter_supported: true,
+    // draft-ietf-oauth-client-id-metadata-document: https client_id URLs are accepted.
+    ...(dynamic?.metadataDocuments === true ? { client_id_metadata_document_supported: true } : {}),
   }
 }
 

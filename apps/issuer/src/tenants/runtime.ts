@@ -20,6 +20,8 @@ import type {
 } from '@tessera/keys'
 import type { Store } from '@tessera/store'
 import type { Logger } from 'pino'
+import { metadataDocumentClients } from '../client-metadata/metadata-documents.js'
+import type { ClientDocuments } from '../client-metadata/metadata-documents.js'
 import { createSwitchingSigner } from '../keys/algorithm-switch.js'
 import { corsOrigins } from '../http/cors.js'
 import { createIdTokenHintVerifier } from '../openid/id-token-hint.js'
@@ -29,6 +31,7 @@ import { createKeyPoll, logKeyEvent } from '../keys/key-poll.js'
 import type { KeyPoll } from '../keys/key-poll.js'
 import { createUserAuthenticator } from '../providers/scripts.js'
 import type { ProviderCache } from '../providers/scripts.js'
+import { createDynamicClientSource } from './dynamic-clients.js'
 
 /** A tenant ready to serve: its grant context, its key ring and its issuer URL. */
 export interface TenantRuntime {
@@ -76,6 +79,8 @@ export interface TenantRuntimeOptions {
   /** Aborted on shutdown: the rings stop making keys. */
   keySignal?: AbortSignal
   users: (tenant: Tenant) => UserAuthenticator
+  /** The client ID metadata documents of the process, for tenants that accept them. */
+  clientDocuments?: ClientDocuments
 }
 
 /**
@@ -112,6 +117,8 @@ export interface TenantBuilderOptions {
   served: () => readonly TenantRuntime[]
   /** Aborted on shutdown: the rings stop making keys. */
   keySignal: AbortSignal
+  /** The client ID metadata documents of the process, for tenants that accept them. */
+  clientDocuments?: ClientDocuments
 }
 
 /** Builds tenants for the issuer, and polls the store for the keys of those it serves. */
@@ -176,6 +183,9 @@ export function createTenantBuilder(options: TenantBuilderOptions): TenantBuilde
         onKeyEvent: (event) => logKeyEvent(logger, event),
         keySignal: options.keySignal,
         users,
+        ...(options.clientDocuments === undefined
+          ? {}
+          : { clientDocuments: options.clientDocuments }),
       })
     },
     pollKeys: () => keyPoll?.poll() ?? Promise.resolve(),
@@ -356,12 +366,21 @@ class ServedTenantRuntime implements TenantRuntime {
     // the very signer of its access tokens, at an HS256 tenant the key kept for them alone.
     const idTokenSigner =
       tenant.jwtAlgorithm === 'RS256' || hasOpenIdClients(tenant) ? keyRing.signer() : undefined
+    const dynamic = tenant.dynamicClients
+    const dynamicClients = createDynamicClientSource({
+      tenant: tenant.name,
+      config: dynamic,
+      ...(dynamic?.metadataDocuments === true && options.clientDocuments !== undefined
+        ? { metadataDocuments: metadataDocumentClients(options.clientDocuments, dynamic.scopes) }
+        : {}),
+    })
     return {
       name: tenant.name,
       issuer,
       audience: tenant.audience ?? issuer,
       clients: new Map<string, Client>(tenant.clients.map((c) => [c.clientId, c])),
       ...(tenant.resources === undefined ? {} : { resources: tenant.resources }),
+      ...(dynamicClients === undefined ? {} : { dynamicClients }),
       signer,
       ...(idTokenSigner === undefined ? {} : { idTokenSigner }),
       // Both algorithms verify while the tenant has the means: tokens signed before a switch
