@@ -1,5 +1,5 @@
 import type { TLSSocket } from 'node:tls'
-import type { GrantDeps } from '@tessera/grants'
+import type { GrantDeps, RegistrationDeps } from '@tessera/grants'
 import Koa from 'koa'
 import type { Context, Middleware, Request } from 'koa'
 import type { Logger } from 'pino'
@@ -14,6 +14,7 @@ import { introspectRoute } from './routes/introspect.js'
 import { jwksRoute } from './routes/jwks.js'
 import { logoutRoute } from './routes/logout.js'
 import { metadataRoute, openIdConfigurationRoute } from './routes/metadata.js'
+import { registerRoute, registrationClientRoutes, registrationEnabled } from './routes/register.js'
 import { revokeRoute } from './routes/revoke.js'
 import { tokenRoute } from './routes/token.js'
 import { userInfoRoute } from './routes/userinfo.js'
@@ -23,6 +24,8 @@ import type { TenantRegistry } from './tenants/runtime.js'
 export interface AppDeps {
   registry: TenantRegistry
   grants: GrantDeps
+  /** Dynamic client registration: the store's registrations and consents, and its throttle. */
+  registration: RegistrationDeps
   logger: Logger
   metrics: Metrics
   maxBodyBytes: number
@@ -61,6 +64,7 @@ const KNOWN_ROUTES = new Set([
   '/.well-known/openid-configuration',
   '/userinfo',
   '/logout',
+  '/register',
   '/healthz',
   '/readyz',
 ])
@@ -178,8 +182,12 @@ export function createApp(deps: AppDeps): Koa {
       '/.well-known/openid-configuration': { GET: openIdConfigurationRoute() },
       '/userinfo': { GET: userInfoRoute(deps), POST: userInfoRoute(deps) },
       '/logout': { GET: logoutRoute(deps), POST: logoutRoute(deps) },
+      '/register': { POST: registerRoute(deps) },
+      '/register/:client_id': registrationClientRoutes(deps),
     },
+    // Registration is for native and server clients: no CORS (docs/dynamic-clients.md).
     cors: CORS_PATHS,
+    only: { '/register': registrationEnabled, '/register/:client_id': registrationEnabled },
   })
   const { logger, metrics } = deps
   const requestLogger = createRequestLogger(logger)

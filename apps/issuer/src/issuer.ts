@@ -157,6 +157,14 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
           allowPrivateAddresses: settings.fetchAllowPrivateAddresses,
         }),
       ),
+      registration: {
+        registrations: store.clientRegistrations,
+        consents: store.consents,
+        // Registrations per address are counted in the client-authentication failure table,
+        // under keys of their own: one store-backed counter that every replica shares.
+        rate: store.clientAuthFailures,
+        clock,
+      },
       logger,
       metrics,
       maxBodyBytes: settings.maxBodyBytes,

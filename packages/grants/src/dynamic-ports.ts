@@ -31,9 +31,16 @@ export interface ClientRegistrationStore {
   /**
    * Stores a new registration unless the tenant already holds `max` of them; atomic across
    * replicas, so concurrent registrations never push a tenant past `max`. Resolves to false,
-   * storing nothing, when the tenant is full.
+   * storing nothing, when the tenant is full; rejects, storing nothing, when the tenant already
+   * has a client of this `clientId` (a `StoreError` `ERR_STORE_CONFLICT` of @tessera/store).
+   * `max` is a positive integer; the hashes are SHA-256 in lower-case hex, anything else is
+   * refused with a TypeError.
    */
   registerClient(record: RegisteredClientRecord, max: number): Promise<boolean>
+  /**
+   * The registration of a `clientId`, as sent by a client: one that no registration can have
+   * (empty, U+0000, longer than 2048 characters) finds none, without an error.
+   */
   findRegisteredClient(
     tenant: string,
     clientId: string,
@@ -43,7 +50,10 @@ export interface ClientRegistrationStore {
    * §2.2); resolves to false when there is none. `createdAt` and the registration token stay.
    */
   updateRegisteredClient(record: RegisteredClientRecord): Promise<boolean>
-  /** Deletes a registration (RFC 7592 §2.3); resolves to false when there was none. */
+  /**
+   * Deletes a registration (RFC 7592 §2.3); resolves to false when there was none. Its consents
+   * stay: the caller deletes them with `ConsentStore.deleteConsents`.
+   */
   deleteRegisteredClient(tenant: string, clientId: string): Promise<boolean>
 }
 
@@ -61,14 +71,17 @@ export interface ConsentRecord {
   expiresAt: number
 }
 
-/** Remembered consents, shared by all replicas. */
+/** Remembered consents, shared by all replicas; expired ones are purged with the other grants. */
 export interface ConsentStore {
   /**
    * Records a consent, replacing the scopes and expiry of any earlier one of the same tenant,
    * subject, client and resources.
    */
   saveConsent(consent: ConsentRecord): Promise<void>
-  /** The live consent of a tenant, subject, client and resources; undefined when none or expired. */
+  /**
+   * The live consent of a tenant, subject, client and resources: undefined when none, or expired
+   * (`expiresAt` ≤ `now`).
+   */
   findConsent(
     tenant: string,
     subject: string,

@@ -4,7 +4,8 @@
  * throttling); RFC 7009's `unsupported_token_type`; `server_error`; OpenID Connect Core
  * §3.1.2.6's `login_required`, `consent_required`, `request_not_supported` and
  * `request_uri_not_supported`; and RFC 6750 §3.1's `invalid_token` and `insufficient_scope`
- * (UserInfo); RFC 8707 §2's `invalid_target`.
+ * (UserInfo); RFC 8707 §2's `invalid_target`; RFC 7591 §3.2.2's `invalid_redirect_uri` and
+ * `invalid_client_metadata` (dynamic client registration).
  */
 export const OAUTH_ERROR_CODES = [
   'invalid_request',
@@ -25,6 +26,8 @@ export const OAUTH_ERROR_CODES = [
   'invalid_token',
   'insufficient_scope',
   'invalid_target',
+  'invalid_redirect_uri',
+  'invalid_client_metadata',
 ] as const
 
 export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number]
@@ -57,10 +60,11 @@ export interface OAuthErrorOptions {
   /** Seconds until a throttled request may be retried. */
   retryAfterSeconds?: number
   /**
-   * The client-authentication scheme the failed request used; RFC 6749 §5.2 asks for a
-   * matching `WWW-Authenticate` challenge when it was HTTP Basic.
+   * The `WWW-Authenticate` challenge the answer carries: `Basic` when a failed client
+   * authentication used HTTP Basic (RFC 6749 §5.2); `Bearer` for an `invalid_token` answer to a
+   * bearer-token request (RFC 6750 §3, e.g. a registration access token, RFC 7592 §2).
    */
-  challenge?: 'Basic'
+  challenge?: 'Basic' | 'Bearer'
   /** Set when the error is a failed or refused client authentication. */
   clientAuthFailure?: ClientAuthFailure
 }
@@ -75,7 +79,7 @@ export class OAuthError extends Error {
   readonly code: OAuthErrorCode
   readonly description: string
   readonly retryAfterSeconds: number | undefined
-  readonly challenge: 'Basic' | undefined
+  readonly challenge: 'Basic' | 'Bearer' | undefined
   readonly clientAuthFailure: ClientAuthFailure | undefined
 
   constructor(code: OAuthErrorCode, description: string, options: OAuthErrorOptions = {}) {

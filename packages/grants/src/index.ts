@@ -80,3 +80,25 @@ export type {
   RegisteredClientRecord,
 } from './dynamic-ports.js'
 export { findClient } from './client-lookup.js'
+
+// Dynamic client registration (RFC 7591) and its management (RFC 7592)
+export {
+  admitRegistration,
+  deleteRegistration,
+  parseRegistrationBody,
+  readRegistration,
+  registerClient,
+  updateRegistration,
+} from './registration/registration.js'
+export type {
+  ClientInformation,
+  RegistrationAdmission,
+  RegistrationDeps,
+  RegistrationManagementRequest,
+  RegistrationTenant,
+} from './registration/registration.js'
+export { REGISTRATIONS_PER_ADDRESS, REGISTRATION_WINDOW_MS } from './registration/admission.js'
+export type { RegistrationRateDeps } from './registration/admission.js'
+export { parseClientMetadata, MAX_REDIRECT_URIS } from './registration/metadata.js'
+export type { ClientMetadata } from './registration/metadata.js'
+export { registeredClient } from './registration/registered-client.js'

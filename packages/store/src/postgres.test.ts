@@ -55,6 +55,8 @@ const TABLES = [
   'parsed_config',
   'client_auth_failures',
   'tenant_algorithms',
+  'registered_clients',
+  'consents',
 ]
 
 // One database for the file, migrated once and emptied before each test: creating a database

@@ -56,6 +56,11 @@ function render(error: unknown): Rendered | undefined {
     if (error.code === 'invalid_client' && error.challenge === 'Basic') {
       headers['WWW-Authenticate'] = 'Basic realm="tessera", charset="UTF-8"'
     }
+    if (error.code === 'invalid_token' && error.challenge === 'Bearer') {
+      // RFC 6750 §3: the description goes in a quoted string, without `"` or `\`.
+      headers['WWW-Authenticate'] =
+        `Bearer error="invalid_token", error_description="${error.description.replace(/["\\]/g, '')}"`
+    }
     return {
       status: OAUTH_STATUS[error.code],
       body: { error: error.code, error_description: error.description },

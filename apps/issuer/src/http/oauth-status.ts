@@ -15,6 +15,8 @@ export const OAUTH_STATUS: Readonly<Record<OAuthErrorCode, number>> = {
   unsupported_grant_type: 400,
   invalid_scope: 400,
   invalid_target: 400,
+  invalid_redirect_uri: 400,
+  invalid_client_metadata: 400,
   access_denied: 400,
   unsupported_response_type: 400,
   unsupported_token_type: 400,

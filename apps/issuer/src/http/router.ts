@@ -1,6 +1,6 @@
 import Router from '@koa/router'
 import type { Middleware, Next } from 'koa'
-import type { TenantRegistry } from '../tenants/runtime.js'
+import type { TenantRegistry, TenantRuntime } from '../tenants/runtime.js'
 import { createCorsMiddleware } from './cors.js'
 import { HttpError } from './http-error.js'
 import type { TenantState } from './tenant.js'
@@ -21,6 +21,11 @@ export interface RouterOptions {
    * preflights included; each must be a key of `tenant`.
    */
   cors?: readonly string[]
+  /**
+   * Tenant paths served only by the tenants this says yes to; the others answer them as an
+   * unknown path (404), whatever the method. Each must be a key of `tenant`.
+   */
+  only?: Readonly<Record<string, (runtime: TenantRuntime) => boolean>>
 }
 
 /** A path's methods in the order given, HEAD right after GET. */
@@ -84,7 +89,17 @@ export function createRouter(options: RouterOptions): Middleware<Partial<TenantS
     if (!Object.hasOwn(options.tenant, path))
       throw new TypeError(`cors: ${path} is not a tenant path`)
   }
+  const only = options.only ?? {}
+  for (const path of Object.keys(only)) {
+    if (!Object.hasOwn(options.tenant, path))
+      throw new TypeError(`only: ${path} is not a tenant path`)
+  }
   for (const [path, handlers] of Object.entries(options.tenant)) {
+    const serves = only[path]
+    // Before everything else at the path, its 405 included.
+    if (serves !== undefined) {
+      tenant.all(path, (ctx, next) => (serves(ctx.state.tenant) ? next() : notFound()))
+    }
     // Registered first, so that it runs before the handlers and answers OPTIONS before the 405.
     if (cors.has(path)) tenant.all(path, createCorsMiddleware({ methods: methodList(handlers) }))
     addRoutes(tenant, path, handlers, { answersOptions: cors.has(path) })

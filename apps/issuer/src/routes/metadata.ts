@@ -16,6 +16,7 @@ const ASSERTION_ALGS = [...CLIENT_ASSERTION_ALGORITHMS]
 export function authorizationServerMetadata(runtime: TenantRuntime): Record<string, unknown> {
   const { issuer } = runtime
   const dynamic = runtime.tenant.dynamicClients
+  // What any client may get: the listed clients' scopes and those of dynamic clients.
   const scopes = new Set([
     ...runtime.tenant.clients.flatMap((client) => client.scopes),
     ...(dynamic?.scopes ?? []),
@@ -53,6 +54,7 @@ export function authorizationServerMetadata(runtime: TenantRuntime): Record<stri
     authorization_response_iss_parameter_supported: true,
     // draft-ietf-oauth-client-id-metadata-document: https client_id URLs are accepted.
     ...(dynamic?.metadataDocuments === true ? { client_id_metadata_document_supported: true } : {}),
+    ...(dynamic?.registration === true ? { registration_endpoint: `${issuer}/register` } : {}),
   }
 }
 

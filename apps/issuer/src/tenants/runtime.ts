@@ -1,6 +1,11 @@
 import { ConfigError } from '@tessera/config-schema'
 import type { Client, Settings, Tenant } from '@tessera/config-schema'
-import type { Clock, TenantContext, UserAuthenticator } from '@tessera/grants'
+import type {
+  ClientRegistrationStore,
+  Clock,
+  TenantContext,
+  UserAuthenticator,
+} from '@tessera/grants'
 import {
   createAccessTokenVerifier,
   createHs256Signer,
@@ -81,6 +86,11 @@ export interface TenantRuntimeOptions {
   users: (tenant: Tenant) => UserAuthenticator
   /** The client ID metadata documents of the process, for tenants that accept them. */
   clientDocuments?: ClientDocuments
+  /**
+   * The registered clients of every tenant (RFC 7591), for the tenants with `dynamic_clients`.
+   * Omitted: no dynamic client is found.
+   */
+  registrations?: ClientRegistrationStore
 }
 
 /**
@@ -186,6 +196,7 @@ export function createTenantBuilder(options: TenantBuilderOptions): TenantBuilde
         ...(options.clientDocuments === undefined
           ? {}
           : { clientDocuments: options.clientDocuments }),
+        registrations: store.clientRegistrations,
       })
     },
     pollKeys: () => keyPoll?.poll() ?? Promise.resolve(),
@@ -345,6 +356,21 @@ class ServedTenantRuntime implements TenantRuntime {
     return (this.#context ??= this.#makeContext())
   }
 
+  #dynamicClients(): Pick<TenantContext, 'dynamicClients'> {
+    const { registrations, clientDocuments } = this.options
+    if (registrations === undefined) return {}
+    const dynamic = this.tenant.dynamicClients
+    const dynamicClients = createDynamicClientSource({
+      tenant: this.tenant.name,
+      config: dynamic,
+      registrations,
+      ...(dynamic?.metadataDocuments === true && clientDocuments !== undefined
+        ? { metadataDocuments: metadataDocumentClients(clientDocuments, dynamic.scopes) }
+        : {}),
+    })
+    return dynamicClients === undefined ? {} : { dynamicClients }
+  }
+
   #makeContext(): TenantContext {
     const { tenant, keyRing, issuer, options } = this
     const secret = tenant.jwtSecret ?? options.jwtSecret
@@ -366,21 +392,12 @@ class ServedTenantRuntime implements TenantRuntime {
     // the very signer of its access tokens, at an HS256 tenant the key kept for them alone.
     const idTokenSigner =
       tenant.jwtAlgorithm === 'RS256' || hasOpenIdClients(tenant) ? keyRing.signer() : undefined
-    const dynamic = tenant.dynamicClients
-    const dynamicClients = createDynamicClientSource({
-      tenant: tenant.name,
-      config: dynamic,
-      ...(dynamic?.metadataDocuments === true && options.clientDocuments !== undefined
-        ? { metadataDocuments: metadataDocumentClients(options.clientDocuments, dynamic.scopes) }
-        : {}),
-    })
     return {
       name: tenant.name,
       issuer,
       audience: tenant.audience ?? issuer,
       clients: new Map<string, Client>(tenant.clients.map((c) => [c.clientId, c])),
       ...(tenant.resources === undefined ? {} : { resources: tenant.resources }),
-      ...(dynamicClients === undefined ? {} : { dynamicClients }),
       signer,
       ...(idTokenSigner === undefined ? {} : { idTokenSigner }),
       // Both algorithms verify while the tenant has the means: tokens signed before a switch
@@ -394,6 +411,7 @@ class ServedTenantRuntime implements TenantRuntime {
         ...(secret === undefined ? {} : { secret }),
       }),
       verifyIdTokenHint: createIdTokenHintVerifier(issuer, keyRing),
+      ...this.#dynamicClients(),
       users: options.users(tenant),
       accessTokenTtlSeconds: options.accessTokenTtlSeconds,
     }

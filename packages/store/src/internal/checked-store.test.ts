@@ -34,6 +34,13 @@ const METHODS = {
   marks: ['mark', 'isMarked'],
   secrets: ['getOrCreateSecret'],
   sessions: ['createSession', 'findSession', 'endSession'],
+  clientRegistrations: [
+    'registerClient',
+    'findRegisteredClient',
+    'updateRegisteredClient',
+    'deleteRegisteredClient',
+  ],
+  consents: ['saveConsent', 'findConsent', 'deleteConsents'],
   expiry: ['purgeExpired'],
   parsedConfig: ['list', 'add', 'prune'],
 } as const
@@ -95,6 +102,24 @@ const session = {
   authTime: t0,
   createdAt: t0,
   expiresAt: t0 + 60_000,
+}
+
+const registration = {
+  tenant: 'acme',
+  clientId: 'c-1',
+  registrationTokenHash: sha256('token'),
+  metadata: {},
+  createdAt: t0,
+  updatedAt: t0,
+}
+
+const consent = {
+  tenant: 'acme',
+  subject: 'alice',
+  clientId: 'c-1',
+  resources: '',
+  scopes: ['openid'],
+  expiresAt: t0,
 }
 
 const algorithm = { tenant: 'acme', algorithm: 'RS256', since: t0, hs256Before: false }
@@ -212,6 +237,41 @@ const MISUSES: [string, (store: Store) => Promise<unknown>, RegExp][] = [
     (s) => s.sessions.endSession('acme', 'sid', Number.NaN),
     /^endSession: now/,
   ],
+  [
+    'clientRegistrations.registerClient',
+    (s) => s.clientRegistrations.registerClient(registration, 0),
+    /^registerClient: max must be a positive integer/,
+  ],
+  [
+    'clientRegistrations.findRegisteredClient',
+    (s) => s.clientRegistrations.findRegisteredClient('acme', null as never),
+    /^findRegisteredClient: clientId must be a string/,
+  ],
+  [
+    'clientRegistrations.updateRegisteredClient',
+    (s) => s.clientRegistrations.updateRegisteredClient({ ...registration, secretHash: 'secret' }),
+    /^updateRegisteredClient: secretHash must be a SHA-256 digest in lower-case hex/,
+  ],
+  [
+    'clientRegistrations.deleteRegisteredClient',
+    (s) => s.clientRegistrations.deleteRegisteredClient(1 as never, 'c-1'),
+    /^deleteRegisteredClient: tenant must be a string/,
+  ],
+  [
+    'consents.saveConsent',
+    (s) => s.consents.saveConsent({ ...consent, scopes: ['a b'] }),
+    /^saveConsent: scopes must be an array of scope tokens/,
+  ],
+  [
+    'consents.findConsent',
+    (s) => s.consents.findConsent('acme', 'alice', 'c-1', '', t0 + 0.5),
+    /^findConsent: now must be integer epoch milliseconds/,
+  ],
+  [
+    'consents.deleteConsents',
+    (s) => s.consents.deleteConsents('acme', undefined as never),
+    /^deleteConsents: clientId must be a string/,
+  ],
   ['expiry.purgeExpired', (s) => s.expiry.purgeExpired(Number.NaN), /^purgeExpired: now/],
   [
     'parsedConfig.add',
@@ -249,6 +309,23 @@ describe('checkedStore', () => {
       { port: 'marks', method: 'mark', args: ['acme', 'jti', 'id', t0 + 1, t0] },
       { port: 'codes', method: 'saveCode', args: [code, { keepPerSession: 3 }] },
       { port: 'keys', method: 'listKeys', args: ['acme'] },
+    ])
+  })
+
+  it('looks up keys no row can hold as empty strings, which no row has', async () => {
+    const { adapter, calls } = fakeAdapter()
+    const store = checkedStore(adapter)
+    await store.clientRegistrations.findRegisteredClient('acme', 'c\u0000')
+    await store.clientRegistrations.deleteRegisteredClient('acme\ud800', 'c-1')
+    await store.consents.findConsent('acme', 'alice', 'c-1', 'r\u0000', t0)
+    await store.consents.deleteConsents('acme', 'x'.repeat(2049))
+    await store.consents.findConsent('acme', 'alice', 'c-1', '', t0)
+    expect(calls).toEqual([
+      { port: 'clientRegistrations', method: 'findRegisteredClient', args: ['', ''] },
+      { port: 'clientRegistrations', method: 'deleteRegisteredClient', args: ['', ''] },
+      { port: 'consents', method: 'findConsent', args: ['', '', '', '', t0] },
+      { port: 'consents', method: 'deleteConsents', args: ['', ''] },
+      { port: 'consents', method: 'findConsent', args: ['acme', 'alice', 'c-1', '', t0] },
     ])
   })
 

@@ -3,9 +3,11 @@
 // "ready", waits for "go" on stdin so that every replica starts at once, races the others through
 // COUNT redemptions, rotations (for a client or not), key inserts, marks, secrets or throttle
 // reservations (user u<i % 3>, limit 10, with one address, limit 25; the order of the two keys
-// alternates), and prints its results as one JSON line.
+// alternates) or client registrations (client-<i>-<worker> with acme, at most 25), and prints its
+// results as one JSON line.
 //
-//   node replica.mjs URL redeem|rotate|rotate-for-client|key|mark|secret|reserve COUNT WORKER
+//   node replica.mjs URL redeem|rotate|rotate-for-client|key|mark|secret|reserve|register COUNT WORKER
+import { createHash } from 'node:crypto'
 import { once } from 'node:events'
 import process from 'node:process'
 import { openStore } from '../../dist/index.js'
@@ -82,6 +84,17 @@ for (let i = 0; i < count; i++) {
     )
     // Which user was granted, or -1.
     results.push(reservation.status === 'granted' ? i % 3 : -1)
+  } else if (mode === 'register') {
+    const clientId = `client-${i}-${worker}`
+    const record = {
+      tenant: 'acme',
+      clientId,
+      registrationTokenHash: createHash('sha256').update(clientId).digest('hex'),
+      metadata: { client_name: clientId, redirect_uris: ['https://app.example/cb'] },
+      createdAt: now,
+      updatedAt: now,
+    }
+    results.push(await store.clientRegistrations.registerClient(record, 25))
   } else {
     throw new Error(`replica.mjs: unknown mode ${mode}`)
   }

@@ -3,6 +3,7 @@ import { clientAuthFailuresContract } from './client-auth-failures.js'
 import { codeBoundContract } from './code-bound.js'
 import { codesContract } from './codes.js'
 import { consentsContract } from './consents.js'
+import { dynamicReplicasContract } from './dynamic-replicas.js'
 import type { OpenStore } from './fixtures.js'
 import { grantRecordsContract } from './grant-records.js'
 import { resourcesContract } from './resources.js'
@@ -79,6 +80,7 @@ export function runStoreContract(name: string, open: OpenStore): void {
 export function runReplicaContract(name: string, database: SharedDatabase): void {
   describe(`${name} store: replicas`, () => {
     storesContract(database)
+    dynamicReplicasContract(database)
     processesContract(database)
   })
 }

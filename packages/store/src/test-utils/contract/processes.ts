@@ -9,7 +9,8 @@ import type { SharedDatabase } from './shared-database.js'
 const REPLICA = fileURLToPath(new URL('../replica.mjs', import.meta.url))
 const BUILT = fileURLToPath(new URL('../../../dist/index.js', import.meta.url))
 
-type Mode = 'redeem' | 'rotate' | 'rotate-for-client' | 'key' | 'mark' | 'secret' | 'reserve'
+type Mode =
+  'redeem' | 'rotate' | 'rotate-for-client' | 'key' | 'mark' | 'secret' | 'reserve' | 'register'
 
 /**
  * Separate Node processes on one database: real replicas, so only the database can keep two of
@@ -122,6 +123,25 @@ export function processesContract(database: SharedDatabase): void {
         expect(results.filter((r) => r[i] === true)).toHaveLength(1)
       }
       expect(await count('marks')).toBe(rounds)
+    })
+
+    it('stores exactly max_registrations of the registrations from four processes', async () => {
+      url = await database.fresh()
+      // replica.mjs registers client-<i>-<worker> with acme, max 25.
+      const results = await race<boolean>('register')
+      expect(results.flat()).toHaveLength(rounds * replicas)
+      expect(results.flat().filter(Boolean)).toHaveLength(25)
+      expect(await count('registered_clients')).toBe(25)
+      const store = await database.open(url)
+      for (const [worker, answers] of results.entries()) {
+        for (const [i, registered] of answers.entries()) {
+          const found = await store.clientRegistrations.findRegisteredClient(
+            'acme',
+            `client-${i}-${worker}`,
+          )
+          expect(found !== undefined).toBe(registered)
+        }
+      }
     })
 
     it('answers every process the one stored value of each secret', async () => {
