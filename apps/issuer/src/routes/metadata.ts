@@ -15,11 +15,10 @@ const ASSERTION_ALGS = [...CLIENT_ASSERTION_ALGORITHMS]
  */
 export function authorizationServerMetadata(runtime: TenantRuntime): Record<string, unknown> {
   const { issuer } = runtime
-  const dynamic = runtime.tenant.dynamicClients
   // What any client may get: the listed clients' scopes and those of dynamic clients.
   const scopes = new Set([
     ...runtime.tenant.clients.flatMap((client) => client.scopes),
-    ...(dynamic?.scopes ?? []),
+    ...(runtime.tenant.dynamicClients?.scopes ?? []),
   ])
   return {
     issuer,
@@ -52,9 +51,13 @@ export function authorizationServerMetadata(runtime: TenantRuntime): Record<stri
     introspection_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
     scopes_supported: [...scopes].sort(),
     authorization_response_iss_parameter_supported: true,
+    ...(runtime.tenant.dynamicClients?.registration === true
+      ? { registration_endpoint: `${issuer}/register` }
+      : {}),
     // draft-ietf-oauth-client-id-metadata-document: https client_id URLs are accepted.
-    ...(dynamic?.metadataDocuments === true ? { client_id_metadata_document_supported: true } : {}),
-    ...(dynamic?.registration === true ? { registration_endpoint: `${issuer}/register` } : {}),
+    ...(runtime.tenant.dynamicClients?.metadataDocuments === true
+      ? { client_id_metadata_document_supported: true }
+      : {}),
   }
 }
 

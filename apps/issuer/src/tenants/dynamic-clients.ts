@@ -1,32 +1,55 @@
-import type { DynamicClientsConfig } from '@tessera/config-schema'
+/**
+ * The issuer's source of the clients a tenant file does not list: registrations in the store
+ * (RFC 7591) and, when the tenant accepts them, client ID metadata documents.
+ *
+ * @module
+ */
+import type { Client, DynamicClientsConfig } from '@tessera/config-schema'
+import { registeredClient } from '@tessera/grants'
 import type { ClientRegistrationStore, DynamicClientSource } from '@tessera/grants'
-import type { MetadataDocumentClients } from '../client-metadata/metadata-documents.js'
+
+/** Where clients named by an https URL come from (client ID metadata documents). */
+export interface MetadataDocumentClients {
+  /**
+   * The client the document at `url` defines; undefined when it names none. Throws an
+   * `OAuthError` `invalid_client` for a document that cannot be used.
+   */
+  find(url: string): Promise<Client | undefined>
+}
 
 export interface DynamicClientSourceOptions {
+  /** The tenant's name, as the store keys its registrations. */
   tenant: string
-  /** The tenant's `dynamic_clients`; undefined when it has none. */
+  /** The tenant's `dynamic_clients`; absent when it allows none. */
   config: DynamicClientsConfig | undefined
-  /** Registered clients (RFC 7591), when the store holds them. */
-  registrations?: ClientRegistrationStore
-  /** Clients named by a metadata document URL, for a tenant with `metadata_documents`. */
+  registrations: ClientRegistrationStore
   metadataDocuments?: MetadataDocumentClients
 }
 
+// Registered client_ids are generated UUIDs, stored in lower case.
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
 /**
- * The clients of a tenant that its file does not list, or undefined when it allows none. A
- * `client_id` that is an https URL (or, with FETCH_ALLOW_PRIVATE_ADDRESSES, an http loopback
- * one) names a metadata document; nothing else does.
+ * The tenant's dynamic clients; undefined when it allows none. A registered client is found
+ * while `registration` is on (turning it off stops the clients registered before, without
+ * deleting them), as its stored metadata allows today (see `registeredClient`); an https
+ * client_id goes to the metadata documents while `metadata_documents` is on. Listed clients are
+ * looked up before this source (`findClient`), so a configured client_id always wins.
  */
 export function createDynamicClientSource(
   options: DynamicClientSourceOptions,
 ): DynamicClientSource | undefined {
-  const { config } = options
+  const { tenant, config, registrations, metadataDocuments } = options
   if (config === undefined) return undefined
-  const documents = config.metadataDocuments ? options.metadataDocuments : undefined
   return {
     async find(clientId) {
-      if (/^https?:\/\//.test(clientId)) return documents?.find(clientId)
-      return undefined
+      // https, or (FETCH_ALLOW_PRIVATE_ADDRESSES) http to loopback: the documents' rules decide.
+      if (/^https?:\/\//.test(clientId)) {
+        return config.metadataDocuments ? metadataDocuments?.find(clientId) : undefined
+      }
+      if (!config.registration || !UUID.test(clientId)) return undefined
+      const record = await registrations.findRegisteredClient(tenant, clientId.toLowerCase())
+      return record === undefined ? undefined : registeredClient(record, config)
     },
   }
 }

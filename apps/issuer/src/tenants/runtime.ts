@@ -84,13 +84,13 @@ export interface TenantRuntimeOptions {
   /** Aborted on shutdown: the rings stop making keys. */
   keySignal?: AbortSignal
   users: (tenant: Tenant) => UserAuthenticator
-  /** The client ID metadata documents of the process, for tenants that accept them. */
-  clientDocuments?: ClientDocuments
   /**
    * The registered clients of every tenant (RFC 7591), for the tenants with `dynamic_clients`.
-   * Omitted: no dynamic client is found.
+   * Omitted: no registered client is found.
    */
   registrations?: ClientRegistrationStore
+  /** The client ID metadata documents of the process, for tenants that accept them. */
+  clientDocuments?: ClientDocuments
 }
 
 /**
@@ -193,10 +193,10 @@ export function createTenantBuilder(options: TenantBuilderOptions): TenantBuilde
         onKeyEvent: (event) => logKeyEvent(logger, event),
         keySignal: options.keySignal,
         users,
+        registrations: store.clientRegistrations,
         ...(options.clientDocuments === undefined
           ? {}
           : { clientDocuments: options.clientDocuments }),
-        registrations: store.clientRegistrations,
       })
     },
     pollKeys: () => keyPoll?.poll() ?? Promise.resolve(),
@@ -359,13 +359,13 @@ class ServedTenantRuntime implements TenantRuntime {
   #dynamicClients(): Pick<TenantContext, 'dynamicClients'> {
     const { registrations, clientDocuments } = this.options
     if (registrations === undefined) return {}
-    const dynamic = this.tenant.dynamicClients
+    const config = this.tenant.dynamicClients
     const dynamicClients = createDynamicClientSource({
       tenant: this.tenant.name,
-      config: dynamic,
+      config,
       registrations,
-      ...(dynamic?.metadataDocuments === true && clientDocuments !== undefined
-        ? { metadataDocuments: metadataDocumentClients(clientDocuments, dynamic.scopes) }
+      ...(config?.metadataDocuments === true && clientDocuments !== undefined
+        ? { metadataDocuments: metadataDocumentClients(clientDocuments, config.scopes) }
         : {}),
     })
     return dynamicClients === undefined ? {} : { dynamicClients }

@@ -9,7 +9,7 @@ import { startDocumentServer } from '../support/client-documents.js'
 import type { DocumentServer } from '../support/client-documents.js'
 import { CONSENT, consentTenant } from '../support/consent.js'
 import type { ConsentTenant } from '../support/consent.js'
-import { postForm } from '../support/http.js'
+import { postForm, send } from '../support/http.js'
 import { startIssuer, tempDir } from '../support/issuer.js'
 import type { InProcessIssuer } from '../support/issuer.js'
 import { pkce } from '../support/oauth.js'
@@ -82,11 +82,16 @@ describe('the consent page in Chromium', () => {
     return landed[count - 1]!
   }
 
-  async function redeem(clientId: string, code: string, verifier: string) {
+  async function redeem(
+    clientId: string,
+    code: string,
+    verifier: string,
+    redirectUri = tenant.redirectUri,
+  ) {
     const res = await postForm(issuer.url, CONSENT.host, {
       grant_type: 'authorization_code',
       code,
-      redirect_uri: tenant.redirectUri,
+      redirect_uri: redirectUri,
       code_verifier: verifier,
       client_id: clientId,
     })
@@ -171,6 +176,41 @@ describe('the consent page in Chromium', () => {
   it('never asks about a client the tenant file lists', async () => {
     await page.goto(at(tenant.authorizeUrl(CONSENT.listed, pkce().challenge)))
     expect((await landing(5)).searchParams.get('code')).not.toBeNull()
+  })
+
+  it('asks about a registered client at a loopback redirect URI once, its long name cut', async () => {
+    const loopback = tenant.redirectUri.replace(CONSENT.host, '127.0.0.1')
+    // 100 characters, the most a registration takes: markup, a right-to-left override, 80 Ws.
+    const name = `<b>Evil</b> \u202Eelgoog ${'W'.repeat(80)}`
+    const registered = await send(issuer.url, {
+      method: 'POST',
+      path: '/register',
+      host: CONSENT.host,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        client_name: name,
+        redirect_uris: [loopback],
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code'],
+      }),
+    })
+    expect(registered.status, registered.text).toBe(201)
+    const clientId = (registered.json as { client_id: string }).client_id
+    const { verifier, challenge } = pkce()
+    const url = tenant.authorizeUrl(clientId, challenge, { redirect_uri: loopback })
+    // The session is live: the consent page stands for "Continue as" as well.
+    await page.goto(at(url))
+    const shown = `<b>Evil</b> elgoog ${'W'.repeat(80)}`.slice(0, 79)
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe(
+      `Allow ${shown}…?`,
+    )
+    await expect(page.locator('.client-host').count()).resolves.toBe(0)
+    await expect(page.locator('main b').count()).resolves.toBe(0)
+    expect(landed).toHaveLength(5)
+    await page.getByRole('button', { name: 'Allow' }).click()
+    const back = await landing(6)
+    expect(back.searchParams.get('state')).toBe('consent-state')
+    await redeem(clientId, back.searchParams.get('code')!, verifier, loopback)
   })
 
   it('shows a hostile client_name as text, without bidirectional overrides', async () => {

@@ -4,7 +4,7 @@ import { writeConfig } from './client-assertion.js'
 import { json } from './client-documents.js'
 import type { DocumentServer } from './client-documents.js'
 
-/** The tenant of the consent tests: one listed client, metadata documents on. */
+/** The tenant of the consent tests: one listed client, registration and metadata documents on. */
 export const CONSENT = {
   host: 'consent.test',
   issuer: 'http://consent.test',
@@ -42,6 +42,7 @@ config:
       redirect_uris: [${redirectUri}]
       scopes: [openid, tools:read, tools:call]
   dynamic_clients:
+    registration: true
     metadata_documents: true
     scopes: [openid, tools:read, tools:call]
 `
