@@ -76,8 +76,8 @@ describe('the consent page in Chromium', () => {
     return url.href
   }
 
-  async function landing(count: number): Promise<URL> {
-    await page.waitForURL((url) => url.href.startsWith(tenant.redirectUri))
+  async function landing(count: number, redirectUri = tenant.redirectUri): Promise<URL> {
+    await page.waitForURL((url) => url.href.startsWith(redirectUri))
     expect(landed).toHaveLength(count)
     return landed[count - 1]!
   }
@@ -208,7 +208,7 @@ describe('the consent page in Chromium', () => {
     await expect(page.locator('main b').count()).resolves.toBe(0)
     expect(landed).toHaveLength(5)
     await page.getByRole('button', { name: 'Allow' }).click()
-    const back = await landing(6)
+    const back = await landing(6, loopback)
     expect(back.searchParams.get('state')).toBe('consent-state')
     await redeem(clientId, back.searchParams.get('code')!, verifier, loopback)
   })
