@@ -23,7 +23,7 @@ export type LoginOutcome =
   | { kind: 'redirect'; location: string; session?: SessionCookie }
   /**
    * The user signed in, and the client is one they must consent to first: show the consent
-   * page (see `beginConsent`); `session` as for `redirect`.
+   * page, sealed by `beginLogin` with `{ user }`; `session` as for `redirect`.
    */
   | { kind: 'consent'; request: AuthorizationRequest; user: ConsentUser; session?: SessionCookie }
   /**
@@ -141,7 +141,9 @@ const WRONG_CREDENTIALS = 'Invalid username or password.'
 /**
  * Handles the login form: opens the seal, checks the browser binding, spends the form (once,
  * across replicas), checks the credentials (throttled like the password grant) and, on success,
- * stores a code and redirects with `code`, `state` and `iss`.
+ * stores a code and redirects with `code`, `state` and `iss`, or, for a client the user must
+ * consent to, answers the consent page. The "Continue as …" and consent forms come here too:
+ * their seal says which they are (see `continueSession` and `completeConsent`).
  *
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.1.2
  * @see https://www.rfc-editor.org/rfc/rfc9207
