@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { sha256Hex } from './crypto.js'
+import { beginLogin, completeLogin } from './login-form.js'
 import type { SessionRecord } from './ports.js'
 import { resumeSession } from './single-sign-on.js'
 import {
@@ -100,6 +101,33 @@ describe('consent with a single sign-on session', () => {
     // Consent remembered: the loopback click is still asked for.
     const second = await resumeSession(await request(loopback), browser, tenant(), h.deps)
     expect(second.kind).toBe('confirm')
+  })
+
+  it('asks after "Continue as" when the consent lapsed before the click', async () => {
+    const h = harness()
+    withSession(h)
+    const browser = { cookie, address: '10.0.0.1' }
+    const loopback = { ...openid, redirect_uri: 'http://127.0.0.1:5123/cb' }
+    const first = await resumeSession(await request(loopback), browser, tenant(), h.deps)
+    await (await consentForm(h, first)).post({ decision: 'allow', sessionValue: cookie })
+    const confirm = await resumeSession(await request(loopback), browser, tenant(), h.deps)
+    if (confirm.kind !== 'confirm') throw new Error(`expected "Continue as", got ${confirm.kind}`)
+    const form = await beginLogin(confirm.request, tenant(), h.deps, { sid: confirm.sid })
+    h.consents.records.clear()
+    const outcome = await completeLogin(
+      {
+        csrfToken: form.csrfToken,
+        bindingValue: form.bindingValue,
+        username: undefined,
+        password: undefined,
+        sessionValue: cookie,
+        address: '10.0.0.1',
+      },
+      tenant(),
+      h.deps,
+    )
+    expect(outcome).toMatchObject({ kind: 'consent', user: { signIn: { sid: 'sid-1' } } })
+    expect(h.saved).toHaveLength(1)
   })
 
   it('starts the session at sign-in and hands its cookie over with the consent page', async () => {
