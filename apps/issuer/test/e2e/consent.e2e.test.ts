@@ -1,25 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startDocumentServer } from '../support/client-documents.js'
 import type { DocumentServer } from '../support/client-documents.js'
-import { CONSENT, consentTenant } from '../support/consent.js'
-import { postForm, send } from '../support/http.js'
-import type { HttpResponse } from '../support/http.js'
+import {
+  CONSENT,
+  consentTenant,
+  csrfOf,
+  isConsentPage,
+  postConsent,
+  signInAlice,
+} from '../support/consent.js'
+import { postForm } from '../support/http.js'
 import { startIssuer, tempDir } from '../support/issuer.js'
 import type { InProcessIssuer } from '../support/issuer.js'
-import { pkce, readLoginPage, submitLogin } from '../support/oauth.js'
+import { pkce } from '../support/oauth.js'
 import { CookieJar, redirectOf, visit } from '../support/oidc.js'
 
 const tenant = consentTenant('https://app.example/callback')
-
-function csrfOf(page: HttpResponse): string {
-  const csrf = /name="csrf_token" value="([^"]+)"/.exec(page.text)?.[1]
-  if (csrf === undefined) throw new Error(`no form (${page.status}): ${page.text.slice(0, 200)}`)
-  return csrf
-}
-
-function isConsentPage(page: HttpResponse): boolean {
-  return page.status === 200 && page.text.includes('value="allow">Allow</button>')
-}
 
 // The consent form over HTTP, as a browser or an attacker could post it: it answers only in
 // the browser it was shown to, once, and a refused post changes nothing.
@@ -45,38 +41,9 @@ describe('POST /authorize (the consent form)', () => {
     tmp?.remove()
   })
 
-  /** Opens the login form of `url` in `jar` and signs alice in: the page that follows. */
-  async function signIn(url: URL, jar: CookieJar): Promise<HttpResponse> {
-    const login = readLoginPage(await visit(issuer.url, url, jar))
-    const response = await submitLogin(
-      issuer.url,
-      CONSENT.host,
-      { csrf_token: login.csrfToken, username: 'alice', password: 'alice-password' },
-      jar.header(),
-    )
-    jar.take(response)
-    return response
-  }
-
-  function postConsent(
-    csrf: string,
-    decision: string | undefined,
-    cookie: string | undefined,
-  ): Promise<HttpResponse> {
-    return send(issuer.url, {
-      method: 'POST',
-      path: '/authorize',
-      host: CONSENT.host,
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        ...(cookie === undefined ? {} : { cookie }),
-      },
-      body: new URLSearchParams({
-        csrf_token: csrf,
-        ...(decision === undefined ? {} : { decision }),
-      }).toString(),
-    })
-  }
+  const signIn = (url: URL, jar: CookieJar) => signInAlice(issuer.url, url, jar)
+  const post = (csrf: string, decision: string | undefined, cookie: string | undefined) =>
+    postConsent(issuer.url, csrf, decision, cookie)
 
   async function silently(jar: CookieJar): Promise<URLSearchParams> {
     const url = tenant.authorizeUrl(agent, pkce().challenge, { prompt: 'none', state: 'quiet' })
@@ -94,19 +61,19 @@ describe('POST /authorize (the consent form)', () => {
     const session = `tessera_session=${jar.get('tessera_session')}`
 
     for (const cookie of [session, `${session}; tessera_login=${'x'.repeat(43)}`]) {
-      const refused = await postConsent(csrf, 'allow', cookie)
+      const refused = await post(csrf, 'allow', cookie)
       expect(refused.status).toBe(400)
       expect(refused.text).toContain('belongs to another browser session')
       expect(refused.headers.location).toBeUndefined()
     }
-    const unanswered = await postConsent(csrf, undefined, jar.header())
+    const unanswered = await post(csrf, undefined, jar.header())
     expect(unanswered.status).toBe(400)
     expect(unanswered.text).toContain('Answer the consent form with Allow or Deny.')
     // Nothing was remembered: a silent request still needs the user.
     expect((await silently(jar)).get('error')).toBe('consent_required')
 
     // The form itself was not spent by any of them.
-    const allowed = redirectOf(await postConsent(csrf, 'allow', jar.header())).searchParams
+    const allowed = redirectOf(await post(csrf, 'allow', jar.header())).searchParams
     expect(allowed.get('state')).toBe('consent-state')
     const token = await postForm(issuer.url, CONSENT.host, {
       grant_type: 'authorization_code',
@@ -126,11 +93,11 @@ describe('POST /authorize (the consent form)', () => {
       jar,
     )
     const csrf = csrfOf(page)
-    expect(
-      redirectOf(await postConsent(csrf, 'deny', jar.header())).searchParams.get('error'),
-    ).toBe('access_denied')
+    expect(redirectOf(await post(csrf, 'deny', jar.header())).searchParams.get('error')).toBe(
+      'access_denied',
+    )
     for (const decision of ['allow', 'deny']) {
-      const replayed = await postConsent(csrf, decision, jar.header())
+      const replayed = await post(csrf, decision, jar.header())
       expect(replayed.status).toBe(400)
       expect(replayed.text).toContain('has expired or was already used')
       expect(replayed.headers.location).toBeUndefined()
@@ -144,7 +111,7 @@ describe('POST /authorize (the consent form)', () => {
     expect(first.headers['set-cookie']?.some((c) => c.startsWith('tessera_session='))).toBe(false)
     const jar = new CookieJar()
     const again = await signIn(tenant.authorizeUrl(agent, pkce().challenge, plain), jar)
-    const allowed = redirectOf(await postConsent(csrfOf(again), 'allow', jar.header()))
+    const allowed = redirectOf(await post(csrfOf(again), 'allow', jar.header()))
     expect(allowed.searchParams.get('code')).toMatch(/^[\w-]{43}$/)
     const remembered = await signIn(
       tenant.authorizeUrl(agent, pkce().challenge, plain),

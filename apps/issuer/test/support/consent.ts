@@ -3,6 +3,11 @@ import { join } from 'node:path'
 import { writeConfig } from './client-assertion.js'
 import { json } from './client-documents.js'
 import type { DocumentServer } from './client-documents.js'
+import { send } from './http.js'
+import type { HttpResponse } from './http.js'
+import { readLoginPage, submitLogin } from './oauth.js'
+import { visit } from './oidc.js'
+import type { CookieJar } from './oidc.js'
 
 /** The tenant of the consent tests: one listed client, registration and metadata documents on. */
 export const CONSENT = {
@@ -82,4 +87,57 @@ config:
       return url
     },
   }
+}
+
+/** The `csrf_token` of a page's form (login, "Continue as …" or consent). */
+export function csrfOf(page: HttpResponse): string {
+  const csrf = /name="csrf_token" value="([^"]+)"/.exec(page.text)?.[1]
+  if (csrf === undefined) throw new Error(`no form (${page.status}): ${page.text.slice(0, 200)}`)
+  return csrf
+}
+
+export function isConsentPage(page: HttpResponse): boolean {
+  return page.status === 200 && page.text.includes('value="allow">Allow</button>')
+}
+
+/**
+ * Opens the login form of `url` at the issuer `baseUrl` in the browser `jar` and signs alice
+ * in: the page or redirect that follows (its cookies taken into `jar`).
+ */
+export async function signInAlice(
+  baseUrl: string,
+  url: URL,
+  jar: CookieJar,
+): Promise<HttpResponse> {
+  const login = readLoginPage(await visit(baseUrl, url, jar))
+  const response = await submitLogin(
+    baseUrl,
+    CONSENT.host,
+    { csrf_token: login.csrfToken, username: 'alice', password: 'alice-password' },
+    jar.header(),
+  )
+  jar.take(response)
+  return response
+}
+
+/** Posts a consent form: its token, the button pressed (if any) and the browser's cookies. */
+export function postConsent(
+  baseUrl: string,
+  csrf: string,
+  decision: string | undefined,
+  cookie: string | undefined,
+): Promise<HttpResponse> {
+  return send(baseUrl, {
+    method: 'POST',
+    path: '/authorize',
+    host: CONSENT.host,
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      ...(cookie === undefined ? {} : { cookie }),
+    },
+    body: new URLSearchParams({
+      csrf_token: csrf,
+      ...(decision === undefined ? {} : { decision }),
+    }).toString(),
+  })
 }
