@@ -23,8 +23,7 @@ export type { AuthorizationRequest } from './authorize.js'
 export { resumeSession } from './single-sign-on.js'
 export { beginLogin, completeLogin } from './login-form.js'
 export type { BeginLoginOptions, LoginOutcome } from './login-form.js'
-export { CONSENT_TTL_SECONDS, needsConsent } from './consent.js'
-export type { ConsentDecision, ConsentUser } from './consent.js'
+export type { ConsentUser } from './consent.js'
 export { MAX_CODES_PER_SESSION_AND_CLIENT } from './internal/issue-code.js'
 
 // OpenID Connect: the claims, the userinfo and logout endpoints
