@@ -31,11 +31,7 @@ const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu
  * template's; this only keeps the text from misleading.
  */
 export function shownText(value: string, max = MAX_SHOWN_NAME_LENGTH): string {
-  const text = value
-    .replace(/\s+/gu, ' ')
-    .replace(INVISIBLE, '')
-    .replace(/ {2,}/g, ' ')
-    .trim()
+  const text = value.replace(/\s+/gu, ' ').replace(INVISIBLE, '').replace(/ {2,}/g, ' ').trim()
   // Only a string longer in UTF-16 units than the limit can be longer in characters.
   if (text.length <= max) return text
   const chars = Array.from(text)
