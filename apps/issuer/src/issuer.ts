@@ -256,6 +256,7 @@ function grantDeps(
     marks: store.marks,
     secrets: store.secrets,
     sessions: store.sessions,
+    consents: store.consents,
     sessionTtlSeconds: Math.round(settings.sessionTtlHours * 3600),
     clientKeys,
     codeTtlSeconds: settings.authorizationCodeTtlSeconds,

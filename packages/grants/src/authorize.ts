@@ -42,6 +42,12 @@ export interface AuthorizationRequest {
   resources?: string[]
   /** `dpop_jkt` (RFC 9449 §10): the code will be redeemed only with a proof of that key. */
   dpopJkt?: string
+  /**
+   * `prompt` holds `consent`: a client the tenant does not list asks the user again, whatever
+   * they consented to before. Read with or without `openid`, since OAuth clients such as MCP's
+   * send it too (OpenID Connect Core §3.1.2.1).
+   */
+  promptConsent?: true
 }
 
 /** What the authorization endpoint does with a request. */
@@ -238,6 +244,9 @@ export async function parseAuthorizationRequest(
     if ('error' in parsed) return fail(parsed.error, parsed.description)
     openid = parsed
   }
+  const promptConsent =
+    openid?.prompt.includes('consent') ??
+    (params.get('prompt') ?? '').split(' ').includes('consent')
   const challenge = params.get('code_challenge')
   const method = params.get('code_challenge_method')
   if (challenge === undefined) {
@@ -269,6 +278,7 @@ export async function parseAuthorizationRequest(
       ...(openid === undefined ? {} : { openid }),
       ...(resources.length === 0 ? {} : { resources }),
       ...(dpopJkt === undefined ? {} : { dpopJkt }),
+      ...(promptConsent ? { promptConsent: true as const } : {}),
     },
   }
 }

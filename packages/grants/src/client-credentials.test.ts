@@ -82,6 +82,7 @@ const deps: GrantDeps = {
   clientKeys: untouched,
   codeTtlSeconds: 60,
   refreshTokenTtlSeconds: 3600,
+  consents: {} as GrantDeps['consents'],
   loginTtlSeconds: 600,
   sessionTtlSeconds: 3600,
   clock: () => 1_700_000_000_000,

@@ -1,6 +1,6 @@
 import type { Client, Resource } from '@tessera/config-schema'
 import type { JWTPayload, TokenSigner } from '@tessera/keys'
-import type { DynamicClientSource } from './dynamic-ports.js'
+import type { ConsentStore, DynamicClientSource } from './dynamic-ports.js'
 import type {
   AuthorizationCodeStore,
   ClientKeys,
@@ -96,6 +96,8 @@ export interface GrantDeps {
   marks: MarkStore
   /** Server-wide secrets, the same for every replica. */
   secrets: SecretStore
+  /** Users' remembered consents to clients the tenant file does not list. */
+  consents: ConsentStore
   /** OpenID Connect single sign-on sessions. */
   sessions: SessionStore
   /** SESSION_TTL_HOURS, in seconds: the absolute life of a sign-in session. */

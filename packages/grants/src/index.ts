@@ -29,6 +29,7 @@ export type { AuthorizationRequest } from './authorize.js'
 export { resumeSession } from './single-sign-on.js'
 export { beginLogin, completeLogin } from './login-form.js'
 export type { BeginLoginOptions, LoginOutcome } from './login-form.js'
+export type { ConsentUser } from './consent.js'
 export { MAX_CODES_PER_SESSION_AND_CLIENT } from './internal/issue-code.js'
 
 // OpenID Connect: the claims, the userinfo and logout endpoints
@@ -36,6 +37,7 @@ export { EMAIL_CLAIMS, ID_TOKEN_CLAIMS, PROFILE_CLAIMS } from './openid/claims.j
 export type { SessionCookie } from './openid/session.js'
 export { userInfo } from './openid/userinfo.js'
 export type { UserInfoPresentation } from './openid/userinfo.js'
+export { sessionUserName } from './openid/loopback-consent.js'
 export { logout } from './openid/logout.js'
 
 // POST /revoke and POST /introspect

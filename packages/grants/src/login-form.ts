@@ -2,10 +2,11 @@ import type { Client } from '@tessera/config-schema'
 import type { AuthorizationRequest } from './authorize.js'
 import { isConfidentialClient } from './client-auth.js'
 import { findClient } from './client-lookup.js'
+import { completeConsent, isConsentDecision, issueCodeOrAskConsent } from './consent.js'
+import type { ConsentUser } from './consent.js'
 import type { GrantDeps, TenantContext } from './context.js'
 import { OAuthError } from './errors.js'
 import { randomToken, sha256 } from './crypto.js'
-import { issueCode } from './internal/issue-code.js'
 import { loginSealKey, openLogin, sealLogin } from './internal/login-seal.js'
 import { isRegisteredRedirectUri } from './internal/redirect-uri.js'
 import { hasOpenIdScope } from './openid/claims.js'
@@ -20,6 +21,11 @@ export type LoginOutcome =
   | { kind: 'error-page'; description: string }
   /** `session`: the cookie of the session this login started (OpenID Connect requests only). */
   | { kind: 'redirect'; location: string; session?: SessionCookie }
+  /**
+   * The user signed in, and the client is one they must consent to first: show the consent
+   * page, sealed by `beginLogin` with `{ user }`; `session` as for `redirect`.
+   */
+  | { kind: 'consent'; request: AuthorizationRequest; user: ConsentUser; session?: SessionCookie }
   /**
    * Show the form again (with a new seal) and this message; `status` 429 or 503 when the
    * throttle refused or could not decide in time, with the seconds to wait.
@@ -53,6 +59,11 @@ export interface BeginLoginOptions {
    * Posted, such a form asks for no password; it gets a code from that session only.
    */
   sid?: string
+  /**
+   * A consent form (a `consent` outcome): the signed-in user it asks. Posted with `decision`
+   * `allow`, such a form gets a code for that user; with `deny`, `access_denied`.
+   */
+  user?: ConsentUser
 }
 
 /**
@@ -81,8 +92,10 @@ export async function beginLogin(
       ...(request.codeChallenge === undefined ? {} : { codeChallenge: request.codeChallenge }),
       ...(request.openid?.nonce === undefined ? {} : { nonce: request.openid.nonce }),
       ...(options.sid === undefined ? {} : { sid: options.sid }),
+      ...(options.user === undefined ? {} : { user: options.user }),
       ...(request.resources === undefined ? {} : { resources: request.resources }),
       ...(request.dpopJkt === undefined ? {} : { dpopJkt: request.dpopJkt }),
+      ...(request.promptConsent === true ? { promptConsent: true as const } : {}),
       bindingHash: bindingHash(bindingValue),
       expiresAt,
     },
@@ -115,6 +128,8 @@ export interface LoginSubmission {
   csrfToken: string | undefined
   username: string | undefined
   password: string | undefined
+  /** A consent form's button: `allow` or `deny`. */
+  decision?: string | undefined
   /** The browser-binding cookie, if the browser sent it. */
   bindingValue: string | undefined
   /** The session cookie, if the browser sent one (OpenID Connect requests only read it). */
@@ -127,7 +142,9 @@ const WRONG_CREDENTIALS = 'Invalid username or password.'
 /**
  * Handles the login form: opens the seal, checks the browser binding, spends the form (once,
  * across replicas), checks the credentials (throttled like the password grant) and, on success,
- * stores a code and redirects with `code`, `state` and `iss`.
+ * stores a code and redirects with `code`, `state` and `iss`, or, for a client the user must
+ * consent to, answers the consent page. The "Continue as …" and consent forms come here too:
+ * their seal says which they are (see `continueSession` and `completeConsent`).
  *
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.1.2
  * @see https://www.rfc-editor.org/rfc/rfc9207
@@ -168,6 +185,9 @@ export async function completeLogin(
   ) {
     return expired
   }
+  if (sealed.user !== undefined && !isConsentDecision(form.decision)) {
+    return { kind: 'error-page', description: 'Answer the consent form with Allow or Deny.' }
+  }
   // Spent only after the checks above: a form posted from another browser must not use up the
   // user's own. The mark is atomic across replicas, so of two posts of one form one gets here.
   if (!(await deps.marks.mark(tenant.name, 'login', sealed.id, sealed.expiresAt, now))) {
@@ -181,10 +201,14 @@ export async function completeLogin(
     ...(sealed.codeChallenge === undefined ? {} : { codeChallenge: sealed.codeChallenge }),
     ...(sealed.resources === undefined ? {} : { resources: sealed.resources }),
     ...(sealed.dpopJkt === undefined ? {} : { dpopJkt: sealed.dpopJkt }),
+    ...(sealed.promptConsent === undefined ? {} : { promptConsent: sealed.promptConsent }),
     // The form already answered prompt and max_age: a sign-in is what they asked for.
     ...(hasOpenIdScope(sealed.scope)
       ? { openid: { prompt: [], ...(sealed.nonce === undefined ? {} : { nonce: sealed.nonce }) } }
       : {}),
+  }
+  if (sealed.user !== undefined && isConsentDecision(form.decision)) {
+    return completeConsent(request, sealed.user, form.decision, form, tenant, deps)
   }
   if (sealed.sid !== undefined && request.openid !== undefined) {
     return continueSession(request, sealed.sid, form, tenant, deps)
@@ -213,16 +237,20 @@ export async function completeLogin(
   // The same message whether or not the user exists, so the form reveals no usernames.
   if (user === null) return { kind: 'retry', request, message: WRONG_CREDENTIALS }
 
+  const signedIn: ConsentUser = { sub: user.sub, claims: user.claims ?? {} }
   if (request.openid === undefined) {
-    return { kind: 'redirect', location: await issueCode(request, user, undefined, tenant, deps) }
+    const next = await issueCodeOrAskConsent(request, signedIn, tenant, deps)
+    return next.kind === 'code' ? { kind: 'redirect', location: next.location } : next
   }
   const started = await startSession(user, form.sessionValue, tenant, deps)
-  const location = await issueCode(
+  const { authTime, sid } = started.session
+  const next = await issueCodeOrAskConsent(
     request,
-    user,
-    { authTime: started.session.authTime, sid: started.session.sid },
+    { ...signedIn, signIn: { authTime, sid } },
     tenant,
     deps,
   )
-  return { kind: 'redirect', location, session: started.cookie }
+  return next.kind === 'code'
+    ? { kind: 'redirect', location: next.location, session: started.cookie }
+    : { ...next, session: started.cookie }
 }

@@ -76,6 +76,7 @@ function deps(now = { t: 1_700_000_000_000 }): GrantDeps {
     clientKeys: untouched,
     codeTtlSeconds: 60,
     refreshTokenTtlSeconds: 3600,
+    consents: {} as GrantDeps['consents'],
     loginTtlSeconds: 600,
     sessionTtlSeconds: 3600,
     clock: () => now.t,

@@ -1,7 +1,8 @@
 import type { AuthorizationRequest } from './authorize.js'
 import { errorRedirect } from './authorize.js'
+import { issueCodeOrAskConsent, needsConsent } from './consent.js'
+import type { ConsentUser } from './consent.js'
 import type { GrantDeps, TenantContext } from './context.js'
-import { issueCode } from './internal/issue-code.js'
 import { isLoopbackRedirectUri } from './internal/redirect-uri.js'
 import { sessionUserName } from './openid/loopback-consent.js'
 import { findSession } from './openid/session.js'
@@ -11,6 +12,12 @@ export type SessionOutcome =
   /** A code from the session, or `login_required` for `prompt=none`. */
   | { kind: 'redirect'; location: string; clearSession: boolean }
   | { kind: 'login'; request: AuthorizationRequest; clearSession: boolean }
+  /**
+   * A live session, and a client the user must consent to first (see `needsConsent`,
+   * consent.ts): the consent page. For a loopback redirect URI it also stands for the
+   * "Continue as" click.
+   */
+  | { kind: 'consent'; request: AuthorizationRequest; user: ConsentUser; clearSession: false }
   /**
    * A live session and a loopback redirect URI: the user confirms with one click ("Continue as
    * `userName`") before a code goes to whatever program listens on that port.
@@ -55,23 +62,31 @@ export async function resumeSession(
     session !== undefined &&
     (openid.maxAge === undefined || now - session.authTime <= openid.maxAge * 1000)
   ) {
+    const user: ConsentUser = {
+      sub: session.sub,
+      claims: session.claims,
+      signIn: { authTime: session.authTime, sid: session.sid },
+    }
     // RFC 8252 §8.3: any program on the device can listen on a loopback port and ask for a code
     // there; without a click the signed-in user would not know (RFC 9700 §4.1.3 wants consent).
     if (isLoopbackRedirectUri(request.redirectUri)) {
       if (openid.prompt.includes('none')) {
         return promptNoneError(request, tenant, 'consent_required', false)
       }
+      // The consent page's Allow is a click as well: one page asks both questions.
+      if (await needsConsent(request, session.sub, tenant, deps)) {
+        return { kind: 'consent', request, user, clearSession: false }
+      }
       const userName = sessionUserName(session)
       return { kind: 'confirm', request, userName, sid: session.sid, clearSession: false }
     }
-    const location = await issueCode(
-      request,
-      { sub: session.sub, claims: session.claims },
-      { authTime: session.authTime, sid: session.sid },
-      tenant,
-      deps,
-    )
-    return { kind: 'redirect', location, clearSession: false }
+    const next = await issueCodeOrAskConsent(request, user, tenant, deps)
+    if (next.kind === 'code')
+      return { kind: 'redirect', location: next.location, clearSession: false }
+    if (openid.prompt.includes('none')) {
+      return promptNoneError(request, tenant, 'consent_required', false)
+    }
+    return { ...next, clearSession: false }
   }
   if (openid.prompt.includes('none')) {
     return promptNoneError(request, tenant, 'login_required', found.clear)
@@ -89,7 +104,7 @@ function promptNoneError(
   const description =
     code === 'login_required'
       ? 'the user is not signed in'
-      : 'the user must confirm a sign-in to an app on this device'
+      : 'the user must confirm this sign-in to the application'
   const error = errorRedirect(request.redirectUri, request.state, tenant.issuer, code, description)
   if (error.kind !== 'redirect') throw new Error('unreachable: errorRedirect redirects')
   return { kind: 'redirect', location: error.location, clearSession }

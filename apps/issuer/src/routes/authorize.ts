@@ -4,10 +4,12 @@ import {
   parseAuthorizationRequest,
   ProviderFailureError,
   resumeSession,
+  sessionUserName,
 } from '@tessera/grants'
 import type {
   AuthorizationRequest,
   BeginLoginOptions,
+  ConsentUser,
   GrantDeps,
   LoginOutcome,
   SessionCookie,
@@ -19,6 +21,7 @@ import { readBrowserCookie, writeBrowserCookie } from '../http/cookies.js'
 import { logProviderFailure, PROVIDER_RETRY_AFTER_SECONDS } from '../http/errors.js'
 import type { TenantState } from '../http/tenant.js'
 import { STYLE_HASH } from '../views/html.js'
+import { renderConsentPage } from '../views/consent.js'
 import { renderContinuePage } from '../views/continue.js'
 import { renderErrorPage, renderLoginPage, renderUnavailablePage } from '../views/login.js'
 
@@ -162,6 +165,33 @@ async function showContinue(
   })
 }
 
+/**
+ * The consent page of a client the tenant file does not list: the signed-in user travels in the
+ * form's seal, so only this browser, once, can answer it.
+ */
+async function showConsent(
+  ctx: Context & { state: TenantState },
+  consent: { request: AuthorizationRequest; user: ConsentUser },
+  deps: AuthorizeRouteDeps,
+): Promise<void> {
+  const { request, user } = consent
+  const { tenant, context } = ctx.state.tenant
+  const csrfToken = await sealForm(ctx, request, deps, { user })
+  const { dynamic } = request.client
+  setPageHeaders(ctx, request.redirectUri)
+  ctx.status = 200
+  ctx.body = renderConsentPage({
+    tenantName: tenant.name,
+    clientName: request.client.name ?? request.client.clientId,
+    ...(dynamic?.kind === 'metadata-document' ? { clientHost: dynamic.host } : {}),
+    userName: sessionUserName(user),
+    scopes: request.scope.split(' ').filter((scope) => scope !== ''),
+    // Without a resource, the token is for the tenant's audience.
+    resources: request.resources ?? [context.audience],
+    csrfToken,
+  })
+}
+
 async function showLogin(
   ctx: Context & { state: TenantState },
   request: AuthorizationRequest,
@@ -219,6 +249,7 @@ export function authorizeRoute(deps: AuthorizeRouteDeps): Middleware<TenantState
         if (resumed.kind === 'confirm') {
           return showContinue(ctx, resumed, deps)
         }
+        if (resumed.kind === 'consent') return showConsent(ctx, resumed, deps)
         return showLogin(ctx, resumed.request, deps, 200)
       }
     }
@@ -226,7 +257,8 @@ export function authorizeRoute(deps: AuthorizeRouteDeps): Middleware<TenantState
 }
 
 /**
- * POST /authorize: the login form's submission. Success is a 303 to the client's redirect_uri
+ * POST /authorize: the login form's, "Continue as" page's and consent page's submission (which
+ * of them, the sealed `csrf_token` says). Success is a 303 to the client's redirect_uri
  * with `code`, `state` and `iss` (RFC 9207).
  */
 export function loginRoute(deps: AuthorizeRouteDeps): Middleware<TenantState> {
@@ -248,6 +280,7 @@ export function loginRoute(deps: AuthorizeRouteDeps): Middleware<TenantState> {
           csrfToken: fields.get('csrf_token'),
           username,
           password: fields.get('password'),
+          decision: fields.get('decision'),
           bindingValue: readBrowserCookie(ctx, 'tessera_login'),
           sessionValue: readBrowserCookie(ctx, 'tessera_session'),
           address: ctx.ip,
@@ -267,6 +300,9 @@ export function loginRoute(deps: AuthorizeRouteDeps): Middleware<TenantState> {
       case 'redirect':
         if (outcome.session !== undefined) setSessionCookie(ctx, outcome.session, deps)
         return redirect(ctx, outcome.location)
+      case 'consent':
+        if (outcome.session !== undefined) setSessionCookie(ctx, outcome.session, deps)
+        return showConsent(ctx, outcome, deps)
       case 'retry':
         return showLogin(ctx, outcome.request, deps, outcome.status ?? 400, {
           message: outcome.message,

@@ -51,6 +51,24 @@ describe('login seal', () => {
     expect(await openLogin(await sealLogin(login, key), 'acme', key, t0)).not.toHaveProperty('sid')
   })
 
+  it('carries the user of a consent form and prompt=consent, and neither for a login form', async () => {
+    const consent: SealedLogin = {
+      ...login,
+      promptConsent: true,
+      user: {
+        sub: 'alice-sub',
+        claims: { name: 'Alice', groups: ['a', 'b'], nested: { x: 1 } },
+        signIn: { authTime: t0 - 5_000, sid: 'sid-alice' },
+      },
+    }
+    expect(await openLogin(await sealLogin(consent, key), 'acme', key, t0)).toStrictEqual(consent)
+    const plain = { ...consent, user: { sub: 'alice-sub', claims: {} } }
+    expect(await openLogin(await sealLogin(plain, key), 'acme', key, t0)).toStrictEqual(plain)
+    const opened = await openLogin(await sealLogin(login, key), 'acme', key, t0)
+    expect(opened).not.toHaveProperty('user')
+    expect(opened).not.toHaveProperty('promptConsent')
+  })
+
   it('leaves absent state and challenge absent', async () => {
     const bare: SealedLogin = { ...login }
     delete bare.state

@@ -7,6 +7,14 @@ import type { SecretStore } from '../ports.js'
 const SECRET_NAME = 'login-seal'
 const KEY_BYTES = 32
 
+/** The signed-in user a consent form is for, as the sign-in established them. */
+export interface SealedUser {
+  sub: string
+  claims: Record<string, unknown>
+  /** OpenID Connect: the session the sign-in started or rode, and when the user authenticated. */
+  signIn?: { authTime: number; sid: string }
+}
+
 /**
  * A pending sign-in as the login form carries it: what /authorize validated, the browser it was
  * shown to, and until when it may be posted. Nothing of it is stored before the form comes back.
@@ -29,6 +37,10 @@ export interface SealedLogin {
   dpopJkt?: string
   /** A "Continue as …" form: the `sid` of the session whose user it names. */
   sid?: string
+  /** The request's `prompt` held `consent`: a remembered consent does not count. */
+  promptConsent?: true
+  /** A consent form: the user who signed in, who alone may answer it. */
+  user?: SealedUser
   /** base64url SHA-256 of the binding cookie's value. */
   bindingHash: string
   /** Epoch milliseconds, a whole second. */
@@ -49,6 +61,15 @@ const ClaimsSchema = z.object({
   sid: z.string().optional(),
   rsc: z.array(z.string()).optional(),
   jkt: z.string().optional(),
+  pc: z.literal(true).optional(),
+  usr: z
+    .object({
+      sub: z.string().min(1),
+      cl: z.record(z.string(), z.unknown()),
+      at: z.number().int().nonnegative().optional(),
+      sid: z.string().min(1).optional(),
+    })
+    .optional(),
   bnd: z.string(),
 })
 
@@ -81,6 +102,29 @@ export function loginSealKey(secrets: SecretStore): Promise<Uint8Array> {
   return key
 }
 
+function userClaim(user: SealedUser): Record<string, unknown> {
+  return {
+    sub: user.sub,
+    cl: user.claims,
+    ...(user.signIn === undefined ? {} : { at: user.signIn.authTime, sid: user.signIn.sid }),
+  }
+}
+
+function sealedUser(usr: {
+  sub: string
+  cl: Record<string, unknown>
+  at?: number | undefined
+  sid?: string | undefined
+}): SealedUser {
+  return {
+    sub: usr.sub,
+    claims: usr.cl,
+    ...(usr.at === undefined || usr.sid === undefined
+      ? {}
+      : { signIn: { authTime: usr.at, sid: usr.sid } }),
+  }
+}
+
 /** Encrypts a pending sign-in (JWE, dir + A256GCM): the browser can neither read nor alter it. */
 export function sealLogin(login: SealedLogin, key: Uint8Array): Promise<string> {
   return new EncryptJWT({
@@ -94,6 +138,8 @@ export function sealLogin(login: SealedLogin, key: Uint8Array): Promise<string> 
     ...(login.sid === undefined ? {} : { sid: login.sid }),
     ...(login.resources === undefined ? {} : { rsc: login.resources }),
     ...(login.dpopJkt === undefined ? {} : { jkt: login.dpopJkt }),
+    ...(login.promptConsent === true ? { pc: true } : {}),
+    ...(login.user === undefined ? {} : { usr: userClaim(login.user) }),
     bnd: login.bindingHash,
   })
     .setProtectedHeader({ alg: 'dir', enc: 'A256GCM' })
@@ -127,7 +173,7 @@ export async function openLogin(
   }
   const claims = ClaimsSchema.safeParse(payload)
   if (!claims.success || claims.data.tnt !== tenant) return undefined
-  const { jti, exp, tnt, cid, ruri, scp, st, cc, nc, sid, rsc, jkt, bnd } = claims.data
+  const { jti, exp, tnt, cid, ruri, scp, st, cc, nc, sid, rsc, jkt, pc, usr, bnd } = claims.data
   return {
     id: jti,
     tenant: tnt,
@@ -140,6 +186,8 @@ export async function openLogin(
     ...(sid === undefined ? {} : { sid }),
     ...(rsc === undefined ? {} : { resources: rsc }),
     ...(jkt === undefined ? {} : { dpopJkt: jkt }),
+    ...(pc === undefined ? {} : { promptConsent: pc }),
+    ...(usr === undefined ? {} : { user: sealedUser(usr) }),
     bindingHash: bnd,
     expiresAt: exp * 1000,
   }

@@ -1,7 +1,7 @@
 import type { AuthorizationRequest } from '../authorize.js'
 import type { LoginOutcome, LoginSubmission } from '../login-form.js'
 import type { GrantDeps, TenantContext } from '../context.js'
-import { issueCode } from '../internal/issue-code.js'
+import { issueCodeOrAskConsent } from '../consent.js'
 import type { SessionRecord } from '../ports.js'
 import { findSession } from './session.js'
 
@@ -21,7 +21,7 @@ export function sessionUserName(session: Pick<SessionRecord, 'sub' | 'claims'>):
 /**
  * The "Continue as …" page's submission: a code from the browser's live session, if it is still
  * the session `sid` the page named; else (it ended, or another user signed in meanwhile) the
- * login form.
+ * login form. A client the user must consent to gets the consent page instead of the code.
  */
 export async function continueSession(
   request: AuthorizationRequest,
@@ -34,7 +34,12 @@ export async function continueSession(
   if (session?.sid !== sid) {
     return { kind: 'retry', request, message: 'Your sign-in has ended. Sign in again.' }
   }
-  const user = { sub: session.sub, claims: session.claims }
   const signIn = { authTime: session.authTime, sid: session.sid }
-  return { kind: 'redirect', location: await issueCode(request, user, signIn, tenant, deps) }
+  const next = await issueCodeOrAskConsent(
+    request,
+    { sub: session.sub, claims: session.claims, signIn },
+    tenant,
+    deps,
+  )
+  return next.kind === 'code' ? { kind: 'redirect', location: next.location } : next
 }

@@ -8,6 +8,7 @@ import type { AuthorizationRequest, AuthorizeOutcome } from '../authorize.js'
 import type { GrantDeps, TenantContext } from '../context.js'
 import { sha256Hex } from '../crypto.js'
 import type { AuthorizationCodeRecord, SessionRecord, SessionStore } from '../ports.js'
+import { memoryConsents } from '../test-utils/memory-consents.js'
 import { memoryThrottle } from '../test-utils/memory-throttle.js'
 import { releasedClaims } from './claims.js'
 import { accessTokenHash, issueIdToken } from './id-token.js'
@@ -140,6 +141,7 @@ function depsWith(sessions = memorySessions()): GrantDeps & {
     sessions,
     sessionTtlSeconds: 8 * 3600,
     clientKeys: {} as GrantDeps['clientKeys'],
+    consents: memoryConsents(),
     codeTtlSeconds: 60,
     refreshTokenTtlSeconds: 86_400,
     loginTtlSeconds: 600,
