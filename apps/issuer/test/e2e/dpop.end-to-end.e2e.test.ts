@@ -70,7 +70,8 @@ describe('DPoP end to end: oauth4webapi, the issuer and a verifier-protected API
     expect(replay.status).toBe(401)
     expect(replay.headers.get('www-authenticate')).toMatch(/error="invalid_dpop_proof"/)
 
-    const thief = oauth.DPoP({ client_id: DP.spa }, await oauth.generateKeyPair('ES256'))
+    const client: oauth.Client = { client_id: DP.spa }
+    const thief = oauth.DPoP(client, await oauth.generateKeyPair('ES256'))
     const stolen = challengeOf(await callApi(api, '/orders', tokens.access_token, thief))
     expect(stolen).toMatchObject({ status: 401, scheme: 'dpop', error: 'invalid_dpop_proof' })
   })

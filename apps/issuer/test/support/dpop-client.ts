@@ -149,7 +149,8 @@ export async function startDpopApi(
   router.get('/orders', bearer(lenient), answer)
   router.get('/strict/orders', bearer(strict), answer)
   const app = new Koa().use(router.routes())
-  const server = createServer(app.callback())
+  const handle = app.callback()
+  const server = createServer((req, res) => void handle(req, res))
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
   return {
@@ -175,9 +176,12 @@ export async function callApi(
 ): Promise<Response | oauth.WWWAuthenticateChallengeError> {
   const options = {
     [oauth.allowInsecureRequests]: true,
-    [oauth.customFetch]: (url: string, init: oauth.CustomFetchOptions<'GET', null>) => {
-      sent?.({ ...(init.headers as Record<string, string>) })
-      return fetch(url, init as RequestInit)
+    [oauth.customFetch]: (
+      url: string,
+      init: oauth.CustomFetchOptions<string, oauth.ProtectedResourceRequestBody>,
+    ) => {
+      sent?.({ ...init.headers })
+      return fetch(url, init)
     },
     ...(DPoP === undefined ? {} : { DPoP }),
   }
@@ -197,9 +201,12 @@ export async function callApi(
 }
 
 /** The first challenge of a refusal, as oauth4webapi parsed it, and the status. */
-export function challengeOf(
-  answer: Response | oauth.WWWAuthenticateChallengeError,
-): { status: number; scheme: string; error?: string; header: string } {
+export function challengeOf(answer: Response | oauth.WWWAuthenticateChallengeError): {
+  status: number
+  scheme: string
+  error?: string
+  header: string
+} {
   if (!(answer instanceof oauth.WWWAuthenticateChallengeError)) {
     throw new Error(`expected a challenge, got ${answer.status}`)
   }
