@@ -2,7 +2,7 @@
  * DPoP from the token request to the API: oauth4webapi gets bound tokens from the issuer and
  * calls an API protected by @tessera/verifier (Koa, on loopback) with them.
  */
-import { decodeJwt } from 'jose'
+import { decodeJwt, decodeProtectedHeader } from 'jose'
 import * as oauth from 'oauth4webapi'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DP, DPN } from '../support/dpop.js'
@@ -133,6 +133,21 @@ describe('DPoP end to end: oauth4webapi, the issuer and a verifier-protected API
     expect(refused).toMatchObject({ status: 401, scheme: 'dpop', error: 'invalid_token' })
     expect(refused.header).not.toMatch(/Bearer/)
     expect(refused.header).toMatch(/algs="ES256 RS256 PS256 EdDSA"/)
+  })
+
+  it('takes an Ed25519 key, which oauth4webapi signs as alg Ed25519, at the issuer and the API', async () => {
+    const as = await discover(issuer.url, DP.issuer)
+    const client: oauth.Client = { client_id: DP.spa }
+    const DPoP = oauth.DPoP(client, await oauth.generateKeyPair('Ed25519'))
+    let proof = ''
+    const { tokens } = await signInWithDpop(issuer.url, as, client, DPoP, DP.host)
+    const jkt = await DPoP.calculateThumbprint()
+    expect(decodeJwt(tokens.access_token).cnf).toEqual({ jkt })
+    const ok = await callApi(api, '/strict/orders', tokens.access_token, DPoP, (sent) => {
+      proof = sent.dpop!
+    })
+    expect(decodeProtectedHeader(proof).alg).toBe('Ed25519')
+    expect(await (ok as Response).json()).toEqual({ sub: 'user-alice', jkt })
   })
 
   it('introspects the bound token as token_type DPoP with its cnf', async () => {
