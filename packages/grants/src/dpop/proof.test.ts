@@ -145,6 +145,15 @@ describe('verifyDpopProof', () => {
     }
   })
 
+  it('refuses an Ed448 key under EdDSA, as resource servers do, and spends nothing', async () => {
+    const deps = depsAt()
+    const proof = await makeProof({ key: await signer('EdDSA', { crv: 'Ed448' }) })
+    const error = await refusal(verifyDpopProof(tokenRequest([proof]), TENANT, deps))
+    expect(error.code).toBe('invalid_dpop_proof')
+    expect(error.description).toMatch(/Ed25519/)
+    expect(deps.marks.size()).toBe(0)
+  })
+
   it('accepts RS256 with an RSA key', async () => {
     const proof = await makeProof({ key: rsa, alg: 'RS256' })
     await expect(verifyDpopProof(tokenRequest([proof]), TENANT, depsAt())).resolves.toBeDefined()

@@ -160,6 +160,12 @@ function publicJwkOf(proof: string): JWK {
   if (PRIVATE_MEMBERS.some((member) => Object.hasOwn(jwk, member))) {
     throw refuse("the DPoP proof's jwk is not a public key")
   }
+  // EdDSA as RFC 9449 lists it, and as resource servers check it: Ed25519 keys only (jose would
+  // also verify Ed448 ones, whose tokens the verifier would then refuse).
+  const { alg } = header
+  if ((alg === 'EdDSA' || alg === 'Ed25519') && (jwk as { crv?: unknown }).crv !== 'Ed25519') {
+    throw refuse("the DPoP proof's jwk is not an Ed25519 key")
+  }
   return jwk as JWK
 }
 
