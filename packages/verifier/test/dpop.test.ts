@@ -101,6 +101,15 @@ describe('DPoP-bound tokens with a valid proof', () => {
     expect((await get(urlOf('koa'), dpopHeaders(token, proof))).status).toBe(200)
   })
 
+  it('take alg Ed25519, the fully specified name of EdDSA with an Ed25519 key', async () => {
+    const key = await createDpopKey('EdDSA')
+    for (const name of NAMES) {
+      const received = await callWithProof(name, { header: { alg: 'Ed25519' } }, key)
+      expect(received.status, received.body).toBe(200)
+      expect((JSON.parse(received.body) as { jkt: string }).jkt).toBe(key.jkt)
+    }
+  })
+
   it('take the scheme name in any case', async () => {
     const token = await accessToken(client.jkt)
     const proof = await createProof(client, { htm: 'GET', htu: urlOf('koa'), accessToken: token })
@@ -170,6 +179,22 @@ describe('DPoP proofs that are refused with 401 invalid_dpop_proof', () => {
     const token = await accessToken(await calculateJwkThumbprint(jwk))
     const proof = await createProof(ed448, { htm: 'GET', htu: urlOf('koa'), accessToken: token })
     expectProofRefused(await get(urlOf('koa'), dpopHeaders(token, proof)), /not a key for EdDSA/)
+  })
+
+  it('an Ed448 or an EC key under Ed25519', async () => {
+    const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed448' })
+    const jwk = await exportJWK(publicKey)
+    const ed448: DpopKey = { ...client, alg: 'EdDSA', privateKey, jwk, jkt: '' }
+    for (const key of [ed448, client]) {
+      const token = await accessToken(await calculateJwkThumbprint(key.jwk))
+      // jose signs with no other key as Ed25519: signed under the key's alg, the header renamed.
+      const signed = await createProof(key, { htm: 'GET', htu: urlOf('koa'), accessToken: token })
+      const [, payload, signature] = signed.split('.')
+      const header = Buffer.from(JSON.stringify({ alg: 'Ed25519', typ: 'dpop+jwt', jwk: key.jwk }))
+      const proof = `${header.toString('base64url')}.${payload}.${signature}`
+      const received = await get(urlOf('koa'), dpopHeaders(token, proof))
+      expectProofRefused(received, /not a key for Ed25519/)
+    }
   })
 
   it('a wrong typ, or none', async () => {

@@ -125,7 +125,7 @@ describe('DPoP, driven by oauth4webapi', () => {
   it('retries after use_dpop_nonce with the nonce the issuer gave, then keeps using it', async () => {
     const as = await discover(DPN.issuer)
     const client: oauth.Client = { client_id: DPN.service.id }
-    // oauth4webapi signs with an Ed25519 key as alg "Ed25519" (RFC 9864), not the EdDSA listed.
+    // An RSA key: the Ed25519 and ES256 ones are in dpop.end-to-end.
     const DPoP = oauth.DPoP(client, await oauth.generateKeyPair('PS256'))
     const auth = oauth.ClientSecretBasic(DPN.service.secret)
     const request = () =>

@@ -1,10 +1,22 @@
 /**
  * DPoP on two issuers (replicas) sharing a PostgreSQL database: a proof is single use across
- * both, and a server nonce one gave is accepted by the other.
+ * both, and a server nonce one gave is accepted by the other; oauth4webapi's tokens from one
+ * work at a verifier-protected API and refresh at the other.
  */
 import { createTestDatabase } from '@tessera/test-support'
+import { decodeJwt } from 'jose'
+import * as oauth from 'oauth4webapi'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DP, DPN, dpopKey } from '../support/dpop.js'
+import {
+  callApi,
+  clientOptions,
+  discover,
+  refreshWithDpop,
+  signInWithDpop,
+  startDpopApi,
+} from '../support/dpop-client.js'
+import type { DpopApi } from '../support/dpop-client.js'
 import { basicAuth, postForm } from '../support/http.js'
 import type { HttpResponse } from '../support/http.js'
 import { startIssuer } from '../support/issuer.js'
@@ -15,15 +27,17 @@ describe('DPoP on two replicas sharing PostgreSQL', () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>
   let a: InProcessIssuer
   let b: InProcessIssuer
+  let api: DpopApi
 
   beforeAll(async () => {
     database = await createTestDatabase()
     const options = { databaseUrl: database.url, config: 'dpop' }
     a = await startIssuer(options)
     b = await startIssuer(options)
+    api = await startDpopApi([DP.issuer, DPN.issuer])
   })
   afterAll(async () => {
-    await Promise.all([a?.close(), b?.close()])
+    await Promise.all([a?.close(), b?.close(), api?.close()])
     await database?.drop()
   })
 
@@ -97,5 +111,37 @@ describe('DPoP on two replicas sharing PostgreSQL', () => {
       )
     expect((await refresh(await dpopKey())).json).toMatchObject({ error: 'invalid_grant' })
     expect((await refresh(key)).status).toBe(200)
+  })
+
+  it('takes oauth4webapi tokens from one replica to the API, and refreshes them at the other', async () => {
+    const client: oauth.Client = { client_id: DPN.spa }
+    const DPoP = oauth.DPoP(client, await oauth.generateKeyPair('ES256'))
+    const jkt = await DPoP.calculateThumbprint()
+    const atA = await discover(a.url, DPN.issuer)
+    const { tokens, retried } = await signInWithDpop(a.url, atA, client, DPoP, DPN.host)
+    expect(retried).toBe(true)
+    const ok = (await callApi(api, '/strict/orders', tokens.access_token, DPoP)) as Response
+    expect(await ok.json()).toEqual({ sub: 'user-alice', jkt })
+
+    // At B, with the nonce A gave (the handle keeps it): no use_dpop_nonce, no retry.
+    const atB = await discover(b.url, DPN.issuer)
+    const refreshed = await oauth.processRefreshTokenResponse(
+      atB,
+      client,
+      await oauth.refreshTokenGrantRequest(atB, client, oauth.None(), tokens.refresh_token!, {
+        ...clientOptions(b.url),
+        DPoP,
+      }),
+    )
+    expect(decodeJwt(refreshed.access_token).cnf).toEqual({ jkt })
+    const again = (await callApi(api, '/strict/orders', refreshed.access_token, DPoP)) as Response
+    expect(again.status).toBe(200)
+
+    // The rotated refresh token is still bound to the key at A (a thief's handle gets a nonce
+    // first, then the refusal).
+    const thief = oauth.DPoP(client, await oauth.generateKeyPair('ES256'))
+    await expect(
+      refreshWithDpop(a.url, atA, client, thief, refreshed.refresh_token!),
+    ).rejects.toMatchObject({ error: 'invalid_grant' })
   })
 })

@@ -7,9 +7,9 @@ export const DP = {
   host: 'dp.test',
   issuer: 'http://dp.test',
   spa: '22222222-2222-4222-8222-222222222222',
-  web: { id: '88888888-8888-4888-8888-888888888888', secret: 'dp-web-secret' },
+  web: { id: '88888888-8888-4888-8888-888888888888', secret: 'dp-web-app-secret' },
   service: { id: '66666666-6666-4666-8666-666666666666', secret: 'dp-service-secret' },
-  bound: { id: '77777777-7777-4777-8777-777777777777', secret: 'dp-bound-secret' },
+  bound: { id: '77777777-7777-4777-8777-777777777777', secret: 'dp-bound-client-secret' },
   redirectUri: 'http://localhost:9000/cb',
 }
 export const DPN = {

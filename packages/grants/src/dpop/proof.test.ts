@@ -122,6 +122,38 @@ describe('verifyDpopProof', () => {
     expect(result).toEqual({ jkt: await calculateJwkThumbprint(key().jwk, 'sha256') })
   })
 
+  it('accepts alg Ed25519 (the fully specified name) with an Ed25519 key, same thumbprint', async () => {
+    const proof = await makeProof({ key: ed25519, alg: 'Ed25519' })
+    const result = await verifyDpopProof(tokenRequest([proof]), TENANT, depsAt())
+    expect(result).toEqual({ jkt: await calculateJwkThumbprint(ed25519.jwk, 'sha256') })
+  })
+
+  it('refuses alg Ed25519 with a key of another type, and spends nothing', async () => {
+    const ed448 = await signer('EdDSA', { crv: 'Ed448' })
+    const signed = await makeProof({ key: ed448 })
+    // The same proof, its header renamed: jose will not verify an Ed448 key as Ed25519.
+    const [, payload, signature] = signed.split('.')
+    const header = { alg: 'Ed25519', typ: 'dpop+jwt', jwk: ed448.jwk }
+    const renamed = `${Buffer.from(JSON.stringify(header)).toString('base64url')}.${payload}.${signature}`
+    const es256Header = { alg: 'Ed25519', typ: 'dpop+jwt', jwk: es256.jwk }
+    const onEc = `${Buffer.from(JSON.stringify(es256Header)).toString('base64url')}.${payload}.${signature}`
+    for (const proof of [renamed, onEc]) {
+      const deps = depsAt()
+      const error = await refusal(verifyDpopProof(tokenRequest([proof]), TENANT, deps))
+      expect(error.code).toBe('invalid_dpop_proof')
+      expect(deps.marks.size()).toBe(0)
+    }
+  })
+
+  it('refuses an Ed448 key under EdDSA, as resource servers do, and spends nothing', async () => {
+    const deps = depsAt()
+    const proof = await makeProof({ key: await signer('EdDSA', { crv: 'Ed448' }) })
+    const error = await refusal(verifyDpopProof(tokenRequest([proof]), TENANT, deps))
+    expect(error.code).toBe('invalid_dpop_proof')
+    expect(error.description).toMatch(/Ed25519/)
+    expect(deps.marks.size()).toBe(0)
+  })
+
   it('accepts RS256 with an RSA key', async () => {
     const proof = await makeProof({ key: rsa, alg: 'RS256' })
     await expect(verifyDpopProof(tokenRequest([proof]), TENANT, depsAt())).resolves.toBeDefined()

@@ -14,6 +14,13 @@ import { checkDpopNonce } from './nonce.js'
 /** The proof algorithms the issuer accepts (`dpop_signing_alg_values_supported`). */
 export const DPOP_SIGNING_ALGORITHMS = ['ES256', 'RS256', 'PS256', 'EdDSA'] as const
 
+/**
+ * The `alg` values a proof may carry: the advertised ones and `Ed25519`, the fully specified
+ * name (RFC 9864) of EdDSA with an Ed25519 key, which oauth4webapi 3 signs such keys with. jose
+ * refuses any other key type under `Ed25519`.
+ */
+export const DPOP_ACCEPTED_ALGORITHMS = ['ES256', 'RS256', 'PS256', 'EdDSA', 'Ed25519'] as const
+
 /** DPOP_PROOF_MAX_AGE_SECONDS when it is not given. */
 export const DEFAULT_DPOP_PROOF_MAX_AGE_SECONDS = 60
 
@@ -103,7 +110,7 @@ export async function verifyDpopProof(
   try {
     const verified = await jwtVerify(proof, EmbeddedJWK, {
       typ: 'dpop+jwt',
-      algorithms: [...DPOP_SIGNING_ALGORITHMS],
+      algorithms: [...DPOP_ACCEPTED_ALGORITHMS],
       currentDate: new Date(now),
     })
     payload = verified.payload
@@ -152,6 +159,12 @@ function publicJwkOf(proof: string): JWK {
   }
   if (PRIVATE_MEMBERS.some((member) => Object.hasOwn(jwk, member))) {
     throw refuse("the DPoP proof's jwk is not a public key")
+  }
+  // EdDSA as RFC 9449 lists it, and as resource servers check it: Ed25519 keys only (jose would
+  // also verify Ed448 ones, whose tokens the verifier would then refuse).
+  const { alg } = header
+  if ((alg === 'EdDSA' || alg === 'Ed25519') && (jwk as { crv?: unknown }).crv !== 'Ed25519') {
+    throw refuse("the DPoP proof's jwk is not an Ed25519 key")
   }
   return jwk as JWK
 }

@@ -8,6 +8,13 @@ import type { DpopOptions } from '../options.js'
  */
 export const DPOP_ALGORITHMS = ['ES256', 'RS256', 'PS256', 'EdDSA'] as const
 
+/**
+ * The `alg` values a proof may carry: the advertised ones and `Ed25519`, the fully specified
+ * name (RFC 9864) of EdDSA with an Ed25519 key, which oauth4webapi 3 signs such keys with.
+ * Challenges and metadata name only {@link DPOP_ALGORITHMS}.
+ */
+export const DPOP_ACCEPTED_ALGORITHMS = ['ES256', 'RS256', 'PS256', 'EdDSA', 'Ed25519'] as const
+
 /** The `dpop` option, checked and completed with defaults. */
 export interface ResolvedDpop {
   required: boolean

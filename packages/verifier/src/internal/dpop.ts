@@ -4,7 +4,7 @@ import type { JWTVerifyOptions } from 'jose'
 import { createMemoryReplayCache } from '../dpop-replay-cache.js'
 import type { DpopReplayCache } from '../dpop-replay-cache.js'
 import { VerifierError } from '../errors.js'
-import { DPOP_ALGORITHMS } from './dpop-options.js'
+import { DPOP_ACCEPTED_ALGORITHMS } from './dpop-options.js'
 import type { ResolvedDpop } from './dpop-options.js'
 import { invalid, ProofKeyCache } from './proof-keys.js'
 
@@ -105,7 +105,7 @@ export function createDpopChecker(
   const proofKeys = new ProofKeyCache()
   const joseOptions = {
     typ: 'dpop+jwt',
-    algorithms: [...DPOP_ALGORITHMS],
+    algorithms: [...DPOP_ACCEPTED_ALGORITHMS],
     requiredClaims: ['iat', 'jti', 'htm', 'htu'],
     clockTolerance,
   } satisfies JWTVerifyOptions

@@ -1,6 +1,6 @@
 import { calculateJwkThumbprint, decodeProtectedHeader, importJWK } from 'jose'
 import type { JWK, KeyLike } from 'jose'
-import { DPOP_ALGORITHMS } from './dpop-options.js'
+import { DPOP_ACCEPTED_ALGORITHMS } from './dpop-options.js'
 import { VerifierError } from '../errors.js'
 
 /** An `ERR_DPOP_PROOF_INVALID` refusal, answered in the DPoP scheme. */
@@ -34,7 +34,7 @@ function checkHeader(proof: string): { alg: string; jwk: JWK } {
     throw invalid('The DPoP proof header is malformed', undefined, error)
   }
   const { alg, jwk } = header
-  if (typeof alg !== 'string' || !(DPOP_ALGORITHMS as readonly string[]).includes(alg)) {
+  if (typeof alg !== 'string' || !(DPOP_ACCEPTED_ALGORITHMS as readonly string[]).includes(alg)) {
     throw invalid('The DPoP proof algorithm is not accepted', 'alg')
   }
   if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) {
@@ -44,12 +44,12 @@ function checkHeader(proof: string): { alg: string; jwk: JWK } {
     throw invalid('The DPoP proof jwk must be a public key', 'jwk')
   }
   // The key must be of the algorithm's type; EdDSA with Ed25519 only, as RFC 9449 lists it
-  // (jose would also take Ed448).
+  // (jose would also take Ed448), and Ed25519, its fully specified name, the same.
   const { kty, crv } = jwk as { kty?: unknown; crv?: unknown }
   const fits =
     alg === 'ES256'
       ? kty === 'EC' && crv === 'P-256'
-      : alg === 'EdDSA'
+      : alg === 'EdDSA' || alg === 'Ed25519'
         ? kty === 'OKP' && crv === 'Ed25519'
         : kty === 'RSA'
   if (!fits) {
