@@ -1,0 +1,174 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { writeConfig } from '../support/client-assertion.js'
+import { json, startDocumentServer, TEST_CERT_FILE } from '../support/client-documents.js'
+import type { DocumentServer } from '../support/client-documents.js'
+import { startIssuer, tempDir } from '../support/issuer.js'
+import type { IssuerProcess } from '../support/issuer.js'
+import {
+  connectWithLogin,
+  freePort,
+  MCP_REDIRECT,
+  MCP_SCOPE,
+  sdkFetch,
+  startMcpServer,
+  TestOAuthProvider,
+  whoami,
+} from '../support/mcp-client.js'
+import type { McpServer } from '../support/mcp-client.js'
+
+// The official MCP TypeScript SDK client, with no client registered beforehand, against the
+// example MCP server guarded by the verifier: it finds the issuer (RFC 9728, RFC 8414), registers
+// at /register or names its client ID metadata document, sends alice to /authorize (login,
+// consent), redeems the code with PKCE and `resource`, and calls a tool. Under `tessera dev`
+// (RS256: the server checks tokens with the issuer's JWKS) and `tessera start` (HS256; its
+// https issuer URL reached on loopback, as behind a proxy that terminates TLS).
+
+interface Mode {
+  command: 'dev' | 'start'
+  /** The tenant's host: under dev, the issuer URL is http://127.0.0.1:<port>. */
+  host: string
+  algorithm: 'RS256' | 'HS256'
+}
+
+const MODES: Mode[] = [
+  { command: 'dev', host: '127.0.0.1', algorithm: 'RS256' },
+  { command: 'start', host: 'auth.mcp.test', algorithm: 'HS256' },
+]
+const JWT_SECRET = 'mcp-client-e2e-secret-0123456789-abcdef'
+
+function tenants(mode: Mode, mcpUrl: string): string {
+  return `name: mcp
+config:
+  hosts: [${mode.host}]
+  jwt_algorithm: ${mode.algorithm}
+  providers: [providers/users.mjs]
+  clients: []
+  resources:
+    - uri: ${mcpUrl}
+      scopes: [${MCP_SCOPE}]
+  dynamic_clients:
+    registration: true
+    metadata_documents: true
+    scopes: [${MCP_SCOPE}]
+`
+}
+
+/** The request lines of `calls` to `path` of any host. */
+const callsTo = (calls: string[], path: string): string[] =>
+  calls.filter((call) => new URL(call.split(' ')[1]!).pathname === path)
+
+describe.each(MODES)('the MCP SDK client under tessera $command', (mode) => {
+  let tmp: ReturnType<typeof tempDir>
+  let docs: DocumentServer
+  let issuer: IssuerProcess
+  let server: McpServer
+  let issuerUrl: string
+
+  beforeAll(async () => {
+    tmp = tempDir()
+    docs = await startDocumentServer()
+    const port = await freePort()
+    const mcpUrl = `http://localhost:${port}/mcp`
+    issuer = await startIssuer({
+      command: mode.command,
+      config: writeConfig(tmp.dir, tenants(mode, mcpUrl)),
+      vars: {
+        JWT_SECRET,
+        FETCH_ALLOW_PRIVATE_ADDRESSES: 'true',
+        NODE_EXTRA_CA_CERTS: TEST_CERT_FILE,
+        ...(mode.command === 'start' ? { KEY_ENCRYPTION_SECRET: JWT_SECRET } : {}),
+      },
+    })
+    issuerUrl =
+      mode.command === 'dev'
+        ? `http://${mode.host}:${new URL(issuer.url).port}`
+        : `https://${mode.host}`
+    server = await startMcpServer({
+      port,
+      issuer: issuerUrl,
+      ...(mode.algorithm === 'HS256' ? { jwtSecret: JWT_SECRET } : {}),
+    })
+  })
+  afterAll(async () => {
+    await server?.close()
+    await issuer?.close()
+    await docs?.close()
+    tmp?.remove()
+  })
+
+  it('registers at /register, passes login and consent, and calls a tool', async () => {
+    const provider = new TestOAuthProvider(() => issuer.url)
+    const routed = sdkFetch(server.url, issuer.url)
+    const connection = await connectWithLogin(server.url, provider, routed.fetch)
+    try {
+      const registered = provider.clientInformation()!.client_id
+      expect(registered).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-/)
+      expect(await whoami(connection)).toEqual({
+        sub: 'user-alice',
+        client_id: registered,
+        aud: server.url,
+        scopes: [MCP_SCOPE],
+      })
+      // Its own discovery: the 401's resource_metadata, the issuer's metadata, then /register.
+      expect(routed.calls.slice(0, 4)).toEqual([
+        `POST ${server.url}`,
+        `GET ${new URL(server.url).origin}/.well-known/oauth-protected-resource/mcp`,
+        `GET ${issuerUrl}/.well-known/oauth-authorization-server`,
+        `POST ${issuerUrl}/register`,
+      ])
+      const [visit] = provider.visits
+      const asked = Object.fromEntries(visit!.authorizationUrl.searchParams)
+      expect(asked).toMatchObject({
+        client_id: registered,
+        redirect_uri: MCP_REDIRECT,
+        resource: server.url,
+        scope: MCP_SCOPE,
+        code_challenge_method: 'S256',
+      })
+      expect(visit!.consentPage.text).toContain('Tessera MCP e2e client')
+      expect(visit!.consentPage.text).toContain(MCP_SCOPE)
+      expect(visit!.consentPage.text).not.toContain('client-host')
+    } finally {
+      await connection.client.close()
+    }
+    expect(server.output()).not.toMatch(/error/i)
+  })
+
+  it('names a client ID metadata document instead: no /register, the consent page shows its host', async () => {
+    const path = `/mcp-client-${mode.command}.json`
+    const clientId = `${docs.https}${path}`
+    docs.routes.set(path, () =>
+      json({
+        client_id: clientId,
+        client_name: 'Documented MCP client',
+        redirect_uris: [MCP_REDIRECT],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+      }),
+    )
+    const provider = new TestOAuthProvider(() => issuer.url, { clientMetadataUrl: clientId })
+    const routed = sdkFetch(server.url, issuer.url)
+    const connection = await connectWithLogin(server.url, provider, routed.fetch)
+    try {
+      expect(await whoami(connection)).toEqual({
+        sub: 'user-alice',
+        client_id: clientId,
+        aud: server.url,
+        scopes: [MCP_SCOPE],
+      })
+    } finally {
+      await connection.client.close()
+    }
+    expect(callsTo(routed.calls, '/register')).toEqual([])
+    expect(callsTo(routed.calls, '/token')).toEqual([`POST ${issuerUrl}/token`])
+    expect(docs.hits.get(path)).toBeGreaterThanOrEqual(1)
+    const [visit] = provider.visits
+    expect(visit!.authorizationUrl.searchParams.get('client_id')).toBe(clientId)
+    const page = visit!.consentPage.text
+    expect(page).toContain('Documented MCP client')
+    expect(page).toContain(
+      `from <strong class="client-host"><bdi>${new URL(docs.https).host}</bdi></strong>`,
+    )
+  })
+})
