@@ -123,7 +123,7 @@ export function sdkFetch(mcpUrl: string, issuerProcessUrl: string): SdkFetch {
 /** What the user saw and did in the browser for one authorization URL. */
 export interface Visit {
   authorizationUrl: URL
-  /** The consent page as the issuer served it. */
+  /** The issuer's answer to the login form: the consent page, or a 303 when remembered. */
   consentPage: HttpResponse
 }
 
@@ -203,6 +203,8 @@ export class TestOAuthProvider implements OAuthClientProvider {
     const consentPage = await submitLogin(base, authorizationUrl.host, fields, jar.header())
     jar.take(consentPage)
     this.visits.push({ authorizationUrl, consentPage })
+    // A consent given before is remembered: the login goes straight back to the client.
+    if (consentPage.status === 303) return this.#takeCode(redirectOf(consentPage))
     const csrf = /name="csrf_token" value="([^"]+)"/.exec(consentPage.text)?.[1]
     if (consentPage.status !== 200 || csrf === undefined) {
       throw new Error(`no consent page (${consentPage.status}): ${consentPage.text.slice(0, 300)}`)
@@ -217,7 +219,10 @@ export class TestOAuthProvider implements OAuthClientProvider {
       },
       body: new URLSearchParams({ csrf_token: csrf, decision: 'allow' }).toString(),
     })
-    const back = redirectOf(allowed)
+    this.#takeCode(redirectOf(allowed))
+  }
+
+  #takeCode(back: URL): void {
     if (back.searchParams.get('state') !== this.state()) throw new Error(`bad state: ${back.href}`)
     this.code = back.searchParams.get('code') ?? undefined
   }

@@ -1,0 +1,119 @@
+import { createTestDatabase } from '@tessera/test-support'
+import type { TestDatabase } from '@tessera/test-support'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { writeConfig } from '../support/client-assertion.js'
+import { startIssuer, tempDir } from '../support/issuer.js'
+import type { IssuerProcess } from '../support/issuer.js'
+import {
+  connectOnce,
+  connectWithLogin,
+  freePort,
+  MCP_SCOPE,
+  sdkFetch,
+  startMcpServer,
+  TestOAuthProvider,
+  whoami,
+} from '../support/mcp-client.js'
+import type { McpServer } from '../support/mcp-client.js'
+
+// The MCP SDK client against two `tessera start` replicas sharing PostgreSQL: it registers and
+// is allowed at A; once A is gone, B refreshes its token (the registration and the refresh
+// token are in the shared database) and remembers the consent given at A.
+
+const HOST = 'auth.mcp.test'
+const ISSUER = `https://${HOST}`
+const JWT_SECRET = 'mcp-replicas-e2e-secret-0123456789-abcdef'
+
+describe('the MCP SDK client against two replicas sharing PostgreSQL', () => {
+  let database: TestDatabase
+  let tmp: ReturnType<typeof tempDir>
+  let a: IssuerProcess
+  let b: IssuerProcess
+  let server: McpServer
+
+  beforeAll(async () => {
+    database = await createTestDatabase()
+    tmp = tempDir()
+    const port = await freePort()
+    const mcpUrl = `http://localhost:${port}/mcp`
+    const config = writeConfig(
+      tmp.dir,
+      `name: mcp
+config:
+  hosts: [${HOST}]
+  jwt_algorithm: HS256
+  providers: [providers/users.mjs]
+  clients: []
+  resources:
+    - uri: ${mcpUrl}
+      scopes: [${MCP_SCOPE}]
+  dynamic_clients:
+    registration: true
+    scopes: [${MCP_SCOPE}]
+`,
+    )
+    const options = {
+      command: 'start',
+      config,
+      databaseUrl: database.url,
+      vars: { JWT_SECRET },
+    } as const
+    // One after the other: the first migrates the database.
+    a = await startIssuer(options)
+    b = await startIssuer(options)
+    server = await startMcpServer({ port, issuer: ISSUER, jwtSecret: JWT_SECRET })
+  })
+  afterAll(async () => {
+    await server?.close()
+    await Promise.all([a?.close(), b?.close()])
+    await database?.drop()
+    tmp?.remove()
+  })
+
+  it('registers and consents at A, refreshes at B once A is gone, and B remembers the consent', async () => {
+    let replica = a
+    const provider = new TestOAuthProvider(() => replica.url)
+    const routed = sdkFetch(server.url, a.url)
+    const first = await connectWithLogin(server.url, provider, routed.fetch)
+    const registered = provider.clientInformation()!.client_id
+    const expected = { sub: 'user-alice', client_id: registered, aud: server.url }
+    try {
+      expect(await whoami(first)).toMatchObject(expected)
+    } finally {
+      await first.client.close()
+    }
+    expect(provider.visits).toHaveLength(1)
+    expect(provider.visits[0]!.consentPage.status).toBe(200)
+    const refreshToken = provider.tokens()!.refresh_token
+    expect(refreshToken).toEqual(expect.any(String))
+
+    await a.close()
+    replica = b
+    routed.route(b.url)
+    routed.calls.length = 0
+    // The server refuses the access token kept: the SDK refreshes it at B, then calls again.
+    provider.spoilAccessToken()
+    const second = await connectOnce(server.url, provider, routed.fetch)
+    try {
+      expect(await whoami(second)).toMatchObject(expected)
+    } finally {
+      await second.client.close()
+    }
+    expect(routed.calls).toContain(`POST ${ISSUER}/token`)
+    expect(routed.calls.some((call) => call.includes('/register'))).toBe(false)
+    expect(provider.visits).toHaveLength(1)
+    expect(provider.tokens()!.refresh_token).not.toBe(refreshToken)
+
+    // A new authorization of the same client at B: alice signs in, and is not asked again.
+    const again = new TestOAuthProvider(() => b.url)
+    again.saveClientInformation(provider.clientInformation()!)
+    const third = await connectWithLogin(server.url, again, sdkFetch(server.url, b.url).fetch)
+    try {
+      expect(await whoami(third)).toMatchObject(expected)
+    } finally {
+      await third.client.close()
+    }
+    expect(again.visits.map((visit) => visit.consentPage.status)).toEqual([303])
+    expect(server.output()).not.toMatch(/error/i)
+  })
+})
