@@ -2,12 +2,15 @@ import { createTestDatabase } from '@tessera/test-support'
 import type { TestDatabase } from '@tessera/test-support'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { writeConfig } from '../support/client-assertion.js'
+import { json, startDocumentServer, TEST_CERT_FILE } from '../support/client-documents.js'
+import type { DocumentServer } from '../support/client-documents.js'
 import { startIssuer, tempDir } from '../support/issuer.js'
 import type { IssuerProcess } from '../support/issuer.js'
 import {
   connectOnce,
   connectWithLogin,
   freePort,
+  MCP_REDIRECT,
   MCP_SCOPE,
   sdkFetch,
   startMcpServer,
@@ -16,9 +19,10 @@ import {
 } from '../support/mcp-client.js'
 import type { McpServer } from '../support/mcp-client.js'
 
-// The MCP SDK client against two `tessera start` replicas sharing PostgreSQL: it registers and
-// is allowed at A; once A is gone, B refreshes its token (the registration and the refresh
-// token are in the shared database) and remembers the consent given at A.
+// The MCP SDK client against two `tessera start` replicas sharing PostgreSQL: what one replica
+// stored (a registration, a refresh token, a consent) the other one uses. A client ID metadata
+// document client allowed at A is not asked again at B; a registered client allowed at A
+// refreshes its token at B once A is gone.
 
 const HOST = 'auth.mcp.test'
 const ISSUER = `https://${HOST}`
@@ -30,9 +34,11 @@ describe('the MCP SDK client against two replicas sharing PostgreSQL', () => {
   let a: IssuerProcess
   let b: IssuerProcess
   let server: McpServer
+  let docs: DocumentServer
 
   beforeAll(async () => {
     database = await createTestDatabase()
+    docs = await startDocumentServer()
     tmp = tempDir()
     const port = await freePort()
     const mcpUrl = `http://localhost:${port}/mcp`
@@ -49,6 +55,7 @@ config:
       scopes: [${MCP_SCOPE}]
   dynamic_clients:
     registration: true
+    metadata_documents: true
     scopes: [${MCP_SCOPE}]
 `,
     )
@@ -56,7 +63,11 @@ config:
       command: 'start',
       config,
       databaseUrl: database.url,
-      vars: { JWT_SECRET },
+      vars: {
+        JWT_SECRET,
+        FETCH_ALLOW_PRIVATE_ADDRESSES: 'true',
+        NODE_EXTRA_CA_CERTS: TEST_CERT_FILE,
+      },
     } as const
     // One after the other: the first migrates the database.
     a = await startIssuer(options)
@@ -67,7 +78,37 @@ config:
     await server?.close()
     await Promise.all([a?.close(), b?.close()])
     await database?.drop()
+    await docs?.close()
     tmp?.remove()
+  })
+
+  it('remembers at B the consent a metadata document client got at A', async () => {
+    const clientId = `${docs.https}/replicated-client.json`
+    docs.routes.set('/replicated-client.json', () =>
+      json({
+        client_id: clientId,
+        client_name: 'Replicated MCP client',
+        redirect_uris: [MCP_REDIRECT],
+        grant_types: ['authorization_code', 'refresh_token'],
+        token_endpoint_auth_method: 'none',
+      }),
+    )
+    const expected = { sub: 'user-alice', client_id: clientId, aud: server.url }
+    for (const [replica, status] of [
+      [a, 200],
+      [b, 303],
+    ] as const) {
+      const provider = new TestOAuthProvider(() => replica.url, { clientMetadataUrl: clientId })
+      const routed = sdkFetch(server.url, replica.url)
+      const connection = await connectWithLogin(server.url, provider, routed.fetch)
+      try {
+        expect(await whoami(connection)).toMatchObject(expected)
+      } finally {
+        await connection.client.close()
+      }
+      expect(provider.visits.map((visit) => visit.consentPage.status)).toEqual([status])
+      expect(routed.calls.some((call) => call.includes('/register'))).toBe(false)
+    }
   })
 
   it('registers and consents at A, refreshes at B once A is gone, and B remembers the consent', async () => {
