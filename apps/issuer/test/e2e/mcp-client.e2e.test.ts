@@ -98,7 +98,7 @@ describe.each(MODES)('the MCP SDK client under tessera $command', (mode) => {
 
   it('registers at /register, passes login and consent, and calls a tool', async () => {
     const provider = new TestOAuthProvider(() => issuer.url)
-    const routed = sdkFetch(server.url, issuer.url)
+    const routed = sdkFetch(issuerUrl, issuer.url)
     const connection = await connectWithLogin(server.url, provider, routed.fetch)
     try {
       const registered = provider.clientInformation()!.client_id
@@ -127,6 +127,7 @@ describe.each(MODES)('the MCP SDK client under tessera $command', (mode) => {
       })
       expect(visit!.consentPage.text).toContain('Tessera MCP e2e client')
       expect(visit!.consentPage.text).toContain(MCP_SCOPE)
+      expect(visit!.consentPage.text).toContain(server.url)
       expect(visit!.consentPage.text).not.toContain('client-host')
     } finally {
       await connection.client.close()
@@ -148,7 +149,7 @@ describe.each(MODES)('the MCP SDK client under tessera $command', (mode) => {
       }),
     )
     const provider = new TestOAuthProvider(() => issuer.url, { clientMetadataUrl: clientId })
-    const routed = sdkFetch(server.url, issuer.url)
+    const routed = sdkFetch(issuerUrl, issuer.url)
     const connection = await connectWithLogin(server.url, provider, routed.fetch)
     try {
       expect(await whoami(connection)).toEqual({
@@ -170,5 +171,21 @@ describe.each(MODES)('the MCP SDK client under tessera $command', (mode) => {
     expect(page).toContain(
       `from <strong class="client-host"><bdi>${new URL(docs.https).host}</bdi></strong>`,
     )
+  })
+
+  it('stops before registering when connected at another origin than the resource names', async () => {
+    const elsewhere = server.url.replace('localhost', '127.0.0.1')
+    const provider = new TestOAuthProvider(() => issuer.url)
+    const routed = sdkFetch(issuerUrl, issuer.url)
+    await expect(connectWithLogin(elsewhere, provider, routed.fetch)).rejects.toThrow(
+      `Protected resource ${server.url} does not match expected ${elsewhere}`,
+    )
+    // It read both metadata documents, then stopped: no registration, no authorization.
+    expect(routed.calls).toEqual([
+      `POST ${elsewhere}`,
+      `GET ${new URL(server.url).origin}/.well-known/oauth-protected-resource/mcp`,
+      `GET ${issuerUrl}/.well-known/oauth-authorization-server`,
+    ])
+    expect(provider.visits).toEqual([])
   })
 })

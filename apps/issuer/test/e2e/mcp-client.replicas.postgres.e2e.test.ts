@@ -99,7 +99,7 @@ config:
       [b, 303],
     ] as const) {
       const provider = new TestOAuthProvider(() => replica.url, { clientMetadataUrl: clientId })
-      const routed = sdkFetch(server.url, replica.url)
+      const routed = sdkFetch(ISSUER, replica.url)
       const connection = await connectWithLogin(server.url, provider, routed.fetch)
       try {
         expect(await whoami(connection)).toMatchObject(expected)
@@ -114,7 +114,7 @@ config:
   it('registers and consents at A, refreshes at B once A is gone, and B remembers the consent', async () => {
     let replica = a
     const provider = new TestOAuthProvider(() => replica.url)
-    const routed = sdkFetch(server.url, a.url)
+    const routed = sdkFetch(ISSUER, a.url)
     const first = await connectWithLogin(server.url, provider, routed.fetch)
     const registered = provider.clientInformation()!.client_id
     const expected = { sub: 'user-alice', client_id: registered, aud: server.url }
@@ -148,7 +148,7 @@ config:
     // A new authorization of the same client at B: alice signs in, and is not asked again.
     const again = new TestOAuthProvider(() => b.url)
     again.saveClientInformation(provider.clientInformation()!)
-    const third = await connectWithLogin(server.url, again, sdkFetch(server.url, b.url).fetch)
+    const third = await connectWithLogin(server.url, again, sdkFetch(ISSUER, b.url).fetch)
     try {
       expect(await whoami(third)).toMatchObject(expected)
     } finally {

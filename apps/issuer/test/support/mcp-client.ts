@@ -96,19 +96,19 @@ export interface SdkFetch {
 }
 
 /**
- * The SDK's fetch: requests to the MCP server go out as they are; every other one (the issuer's
- * metadata, /register, /authorize, /token) goes to the issuer process on loopback with the URL's
- * host as Host, so that an issuer URL no DNS knows (`https://auth.mcp.test` under `start`,
- * behind the TLS a proxy would terminate) reaches it.
+ * The SDK's fetch: requests to the issuer URL (its metadata, /register, /authorize, /token) go to
+ * the issuer process on loopback with the URL's host as Host, so that an issuer URL no DNS knows
+ * (`https://auth.mcp.test` under `start`, behind the TLS a proxy would terminate) reaches it;
+ * every other request (the MCP server's) goes out as it is.
  */
-export function sdkFetch(mcpUrl: string, issuerProcessUrl: string): SdkFetch {
-  const mcpOrigin = new URL(mcpUrl).origin
+export function sdkFetch(issuerUrl: string, issuerProcessUrl: string): SdkFetch {
+  const issuerOrigin = new URL(issuerUrl).origin
   const calls: string[] = []
   let toIssuer = loopbackFetch(issuerProcessUrl)
   const routed = (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     const url = input instanceof Request ? input.url : input.toString()
     calls.push(`${init.method ?? 'GET'} ${url}`)
-    if (new URL(url).origin === mcpOrigin) return fetch(input, init)
+    if (new URL(url).origin !== issuerOrigin) return fetch(input, init)
     return toIssuer(url, init)
   }
   return {
