@@ -11,10 +11,10 @@ import type {
   OAuthClientMetadata,
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js'
-import { loopbackFetch } from '@tessera/test-support'
+import { csrfOf, isConsentPage } from './consent.js'
 import { send } from './http.js'
 import type { HttpResponse } from './http.js'
-import { readLoginPage, submitLogin } from './oauth.js'
+import { submitLogin } from './oauth.js'
 import { CookieJar, redirectOf, visit } from './oidc.js'
 
 // The official MCP TypeScript SDK client against an MCP server guarded by the verifier (the
@@ -54,6 +54,8 @@ export async function startMcpServer(options: {
   port: number
   issuer: string
   jwtSecret?: string
+  /** More environment, e.g. NODE_EXTRA_CA_CERTS to fetch the JWKS of an https issuer. */
+  vars?: Record<string, string>
 }): Promise<McpServer> {
   const url = `http://localhost:${options.port}/mcp`
   const child: ChildProcess = spawn(process.execPath, ['server.mjs'], {
@@ -64,6 +66,7 @@ export async function startMcpServer(options: {
       ISSUER: options.issuer,
       MCP_URL: url,
       ...(options.jwtSecret === undefined ? {} : { JWT_SECRET: options.jwtSecret }),
+      ...options.vars,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -96,15 +99,49 @@ export interface SdkFetch {
 }
 
 /**
- * The SDK's fetch: requests to the issuer URL (its metadata, /register, /authorize, /token) go to
- * the issuer process on loopback with the URL's host as Host, so that an issuer URL no DNS knows
- * (`https://auth.mcp.test` under `start`, behind the TLS a proxy would terminate) reaches it;
- * every other request (the MCP server's) goes out as it is.
+ * A fetch that sends every request to `baseUrl` (an issuer process on loopback, or the TLS proxy
+ * in front of it) with the URL's host as Host, so that an issuer URL no DNS knows reaches it.
  */
-export function sdkFetch(issuerUrl: string, issuerProcessUrl: string): SdkFetch {
+function fetchAt(baseUrl: string) {
+  return async (url: string, init: RequestInit): Promise<Response> => {
+    const target = new URL(url)
+    const headers: Record<string, string> = {}
+    new Headers(init.headers).forEach((value, name) => (headers[name] = value))
+    const body = init.body
+    if (body !== undefined && body !== null && typeof body !== 'string') {
+      if (!(body instanceof URLSearchParams)) throw new TypeError('unsupported body type')
+    }
+    const answer = await send(baseUrl, {
+      method: init.method ?? 'GET',
+      path: target.pathname + target.search,
+      host: target.host,
+      headers,
+      ...(body === undefined || body === null ? {} : { body: body.toString() }),
+    })
+    const responseHeaders = new Headers()
+    for (const [name, value] of Object.entries(answer.headers)) {
+      for (const one of Array.isArray(value) ? value : [value ?? '']) {
+        responseHeaders.append(name, one)
+      }
+    }
+    const empty = answer.status === 204 || answer.status === 304
+    return new Response(empty ? null : answer.text, {
+      status: answer.status,
+      headers: responseHeaders,
+    })
+  }
+}
+
+/**
+ * The SDK's fetch: requests to the issuer URL (its metadata, /register, /authorize, /token) go to
+ * the issuer at `issuerBase` (see {@link fetchAt}): `https://auth.mcp.test` under `start`
+ * reaches the process on loopback as if through a proxy that terminates TLS. Every other
+ * request (the MCP server's) goes out as it is.
+ */
+export function sdkFetch(issuerUrl: string, issuerBase: string): SdkFetch {
   const issuerOrigin = new URL(issuerUrl).origin
   const calls: string[] = []
-  let toIssuer = loopbackFetch(issuerProcessUrl)
+  let toIssuer = fetchAt(issuerBase)
   const routed = (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     const url = input instanceof Request ? input.url : input.toString()
     calls.push(`${init.method ?? 'GET'} ${url}`)
@@ -115,7 +152,7 @@ export function sdkFetch(issuerUrl: string, issuerProcessUrl: string): SdkFetch 
     fetch: routed,
     calls,
     route(url) {
-      toIssuer = loopbackFetch(url)
+      toIssuer = fetchAt(url)
     },
   }
 }
@@ -198,17 +235,17 @@ export class TestOAuthProvider implements OAuthClientProvider {
   async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
     const base = this.#issuerProcess()
     const jar = new CookieJar()
-    const login = readLoginPage(await visit(base, authorizationUrl, jar))
-    const fields = { csrf_token: login.csrfToken, ...ALICE }
+    // The login form (its cookie, tessera_login or __Host-tessera_login over https, in `jar`).
+    const fields = { csrf_token: csrfOf(await visit(base, authorizationUrl, jar)), ...ALICE }
     const consentPage = await submitLogin(base, authorizationUrl.host, fields, jar.header())
     jar.take(consentPage)
     this.visits.push({ authorizationUrl, consentPage })
     // A consent given before is remembered: the login goes straight back to the client.
     if (consentPage.status === 303) return this.#takeCode(redirectOf(consentPage))
-    const csrf = /name="csrf_token" value="([^"]+)"/.exec(consentPage.text)?.[1]
-    if (consentPage.status !== 200 || csrf === undefined) {
+    if (!isConsentPage(consentPage)) {
       throw new Error(`no consent page (${consentPage.status}): ${consentPage.text.slice(0, 300)}`)
     }
+    const csrf = csrfOf(consentPage)
     const allowed = await send(base, {
       method: 'POST',
       path: '/authorize',
