@@ -88,6 +88,85 @@ export function signIn(username: string, password: string): ConformanceOptions['
   return async (url) => followRedirect(await submitLoginPage(url, username, password))
 }
 
+/** Cookies a response sets, as a Cookie header value, merged over `cookie`. */
+function withCookies(cookie: string, answer: HttpResponse): string {
+  const jar = new Map(
+    cookie
+      .split('; ')
+      .filter(Boolean)
+      .map((c) => [c.split('=')[0]!, c]),
+  )
+  for (const set of answer.headers['set-cookie'] ?? []) {
+    const pair = set.split(';', 1)[0]!
+    jar.set(pair.split('=')[0]!, pair)
+  }
+  return [...jar.values()].join('; ')
+}
+
+function decode(text: string): string {
+  return text
+    .replaceAll('&quot;', '"')
+    .replaceAll('&#39;', "'")
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>')
+    .replaceAll('&amp;', '&')
+}
+
+/**
+ * The consent page's form as a browser submits it with its Allow button: the form's hidden
+ * fields plus the button's name and value, posted to its action. Read from the HTML alone, as a
+ * browser would, not from what the issuer's tests know of its fields.
+ */
+export function allowForm(html: string): { action: string; body: string } {
+  for (const form of html.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/gi)) {
+    const button = /<button\b([^>]*)>\s*Allow\s*<\/button>/i.exec(form[2]!)
+    if (button === null) continue
+    const fields = new URLSearchParams()
+    for (const input of form[2]!.matchAll(/<input\b[^>]*>/gi)) {
+      const name = /name="([^"]*)"/.exec(input[0])?.[1]
+      const value = /value="([^"]*)"/.exec(input[0])?.[1] ?? ''
+      if (name !== undefined && /type="hidden"/i.test(input[0])) fields.append(name, decode(value))
+    }
+    const name = /name="([^"]*)"/.exec(button[1]!)?.[1]
+    if (name !== undefined) {
+      fields.append(name, decode(/value="([^"]*)"/.exec(button[1]!)?.[1] ?? ''))
+    }
+    const action = decode(/action="([^"]*)"/.exec(form[1]!)?.[1] ?? '/authorize')
+    return { action, body: fields.toString() }
+  }
+  throw new Error(`no consent form with an Allow button:\n${html.slice(0, 500)}`)
+}
+
+/**
+ * The browser's part for a client the user must allow: sign in, press Allow on the consent page,
+ * then back to the client.
+ */
+export function signInAndAllow(username: string, password: string): ConformanceOptions['browse'] {
+  return async (url) => {
+    const base = `${url.protocol}//${url.host}`
+    const page = readLoginPage(
+      await send(base, { path: url.pathname + url.search, host: url.host }),
+    )
+    const fields = { csrf_token: page.csrfToken, username, password }
+    const answer = await submitLogin(base, url.host, fields, page.cookie)
+    if (answer.status !== 200) {
+      throw new Error(`no consent page (${answer.status}): ${answer.text.slice(0, 200)}`)
+    }
+    const form = allowForm(answer.text)
+    const allowed = await send(base, {
+      method: 'POST',
+      path: form.action,
+      host: url.host,
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        cookie: withCookies(page.cookie, answer),
+      },
+      body: form.body,
+    })
+    await followRedirect(allowed)
+  }
+}
+
 /** Runs both authorization-server scenarios of the suite against `issuerUrl`. */
 export async function runConformance(options: ConformanceOptions): Promise<ConformanceRun> {
   const outputDir = mkdtempSync(join(tmpdir(), 'tessera-mcp-conformance-'))

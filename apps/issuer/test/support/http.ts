@@ -1,5 +1,11 @@
+import { readFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import type { IncomingHttpHeaders } from 'node:http'
+import { request as httpsRequest } from 'node:https'
+import { fileURLToPath } from 'node:url'
+
+/** The certificate of the tests' TLS servers (test/fixtures/tls), for https base URLs. */
+const TEST_CA = fileURLToPath(new URL('../fixtures/tls/localhost.crt', import.meta.url))
 
 export interface HttpResponse {
   status: number
@@ -23,9 +29,13 @@ export interface HttpRequest {
  */
 export function send(baseUrl: string, req: HttpRequest): Promise<HttpResponse> {
   const url = new URL(baseUrl)
+  // An https base URL is a TLS proxy of the tests, with the tests' own certificate.
+  const tls = url.protocol === 'https:'
+  const request = tls ? httpsRequest : httpRequest
   return new Promise((resolve, reject) => {
-    const r = httpRequest(
+    const r = request(
       {
+        ...(tls ? { ca: readFileSync(TEST_CA) } : {}),
         host: url.hostname,
         port: url.port,
         method: req.method ?? 'GET',
