@@ -11,6 +11,7 @@ import { createClientDocuments } from './client-metadata/metadata-documents.js'
 import { warnShortClientSecret } from './tenants/client-secret-warning.js'
 import type { ClientJwksOptions } from './client-keys/client-keys.js'
 import { createApp } from './app.js'
+import type { AppDeps } from './app.js'
 import { KEY_POLL_INTERVAL_MS } from './keys/key-admin.js'
 import { openParseCache } from './startup/parse-cache.js'
 import { createMetrics } from './observability/metrics.js'
@@ -157,14 +158,7 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
           allowPrivateAddresses: settings.fetchAllowPrivateAddresses,
         }),
       ),
-      registration: {
-        registrations: store.clientRegistrations,
-        consents: store.consents,
-        // Registrations per address are counted in the client-authentication failure table,
-        // under keys of their own: one store-backed counter that every replica shares.
-        rate: store.clientAuthFailures,
-        clock,
-      },
+      registration: registrationDeps(store, clock),
       logger,
       metrics,
       maxBodyBytes: settings.maxBodyBytes,
@@ -223,6 +217,18 @@ export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
     await source.close()
     await opened()?.close()
     throw error
+  }
+}
+
+/** What POST /register and the registration client URIs use. */
+function registrationDeps(store: Store, clock: () => number): AppDeps['registration'] {
+  return {
+    registrations: store.clientRegistrations,
+    consents: store.consents,
+    // Registrations per address are counted in the client-authentication failure table, under
+    // keys of their own: one store-backed counter that every replica shares.
+    rate: store.clientAuthFailures,
+    clock,
   }
 }
 

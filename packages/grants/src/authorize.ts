@@ -165,33 +165,13 @@ export async function parseAuthorizationRequest(
   query: Iterable<[string, string]>,
   tenant: TenantContext,
 ): Promise<AuthorizeOutcome> {
-  const params = new Map<string, string>()
-  const repeated = new Set<string>()
-  // RFC 8707 §2: `resource` is the one parameter that may be repeated.
-  const resourceUris: string[] = []
-  for (const [name, value] of query) {
-    if (name === 'resource') {
-      if (value !== '') resourceUris.push(value)
-      continue
-    }
-    if (params.has(name)) repeated.add(name)
-    // RFC 6749 §3.1: parameters sent without a value are treated as omitted.
-    if (value !== '') params.set(name, value)
-  }
+  const { params, repeated, resourceUris } = readQuery(query)
   const clientId = params.get('client_id')
   if (clientId === undefined || repeated.has('client_id')) {
     return { kind: 'error-page', description: 'The request has no valid client_id.' }
   }
-  let client: Client | undefined
-  try {
-    client = await findClient(tenant, clientId)
-  } catch (error) {
-    if (error instanceof OAuthError) return { kind: 'error-page', description: error.description }
-    throw error
-  }
-  if (client === undefined) {
-    return { kind: 'error-page', description: 'The client is not known to this server.' }
-  }
+  const client = await lookUpClient(tenant, clientId)
+  if ('kind' in client) return client
   const redirectUri = params.get('redirect_uri')
   if (redirectUri === undefined || repeated.has('redirect_uri')) {
     return { kind: 'error-page', description: 'The request has no valid redirect_uri.' }
@@ -280,5 +260,41 @@ export async function parseAuthorizationRequest(
       ...(dpopJkt === undefined ? {} : { dpopJkt }),
       ...(promptConsent ? { promptConsent: true as const } : {}),
     },
+  }
+}
+
+/** The parameters of an authorization request, the names sent more than once, and its resources. */
+function readQuery(query: Iterable<[string, string]>): {
+  params: Map<string, string>
+  repeated: Set<string>
+  resourceUris: string[]
+} {
+  const params = new Map<string, string>()
+  const repeated = new Set<string>()
+  // RFC 8707 §2: `resource` is the one parameter that may be repeated.
+  const resourceUris: string[] = []
+  for (const [name, value] of query) {
+    if (name === 'resource') {
+      if (value !== '') resourceUris.push(value)
+      continue
+    }
+    if (params.has(name)) repeated.add(name)
+    // RFC 6749 §3.1: parameters sent without a value are treated as omitted.
+    if (value !== '') params.set(name, value)
+  }
+  return { params, repeated, resourceUris }
+}
+
+/** The client a request names, or the error page for an unknown or unusable one. */
+async function lookUpClient(
+  tenant: TenantContext,
+  clientId: string,
+): Promise<Client | Extract<AuthorizeOutcome, { kind: 'error-page' }>> {
+  try {
+    const client = await findClient(tenant, clientId)
+    return client ?? { kind: 'error-page', description: 'The client is not known to this server.' }
+  } catch (error) {
+    if (error instanceof OAuthError) return { kind: 'error-page', description: error.description }
+    throw error
   }
 }

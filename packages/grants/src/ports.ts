@@ -182,10 +182,7 @@ export interface AuthorizationCodeRecord {
   resources?: string[]
   /** OpenID Connect: when the user typed the password (epoch milliseconds; `auth_time`). */
   authTime?: number
-  /**
-   * `dpop_jkt` of the authorization request (RFC 9449 §10): the code is redeemed only with a
-   * DPoP proof made with the key of this thumbprint.
-   */
+  /** `dpop_jkt` (RFC 9449 §10): the code is redeemed only with a proof of this key thumbprint. */
   dpopJkt?: string
 }
 

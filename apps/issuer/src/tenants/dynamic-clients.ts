@@ -4,9 +4,11 @@
  *
  * @module
  */
-import type { Client, DynamicClientsConfig } from '@tessera/config-schema'
+import type { Client, DynamicClientsConfig, Tenant } from '@tessera/config-schema'
 import { registeredClient } from '@tessera/grants'
-import type { ClientRegistrationStore, DynamicClientSource } from '@tessera/grants'
+import type { ClientRegistrationStore, DynamicClientSource, TenantContext } from '@tessera/grants'
+import { metadataDocumentClients } from '../client-metadata/metadata-documents.js'
+import type { ClientDocuments } from '../client-metadata/metadata-documents.js'
 
 /** Where clients named by an https URL come from (client ID metadata documents). */
 export interface MetadataDocumentClients {
@@ -52,4 +54,27 @@ export function createDynamicClientSource(
       return record === undefined ? undefined : registeredClient(record, config)
     },
   }
+}
+
+/**
+ * The `dynamicClients` of a tenant's grant context: its registrations and, when it accepts
+ * them, the process's metadata documents; none without a registration store or for a tenant
+ * that allows no dynamic clients.
+ */
+export function tenantDynamicClients(
+  tenant: Tenant,
+  stores: { registrations?: ClientRegistrationStore; clientDocuments?: ClientDocuments },
+): Pick<TenantContext, 'dynamicClients'> {
+  const { registrations, clientDocuments } = stores
+  if (registrations === undefined) return {}
+  const config = tenant.dynamicClients
+  const dynamicClients = createDynamicClientSource({
+    tenant: tenant.name,
+    config,
+    registrations,
+    ...(config?.metadataDocuments === true && clientDocuments !== undefined
+      ? { metadataDocuments: metadataDocumentClients(clientDocuments, config.scopes) }
+      : {}),
+  })
+  return dynamicClients === undefined ? {} : { dynamicClients }
 }

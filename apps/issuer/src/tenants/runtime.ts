@@ -8,7 +8,6 @@ import type {
 } from '@tessera/grants'
 import {
   createAccessTokenVerifier,
-  createHs256Signer,
   hs256SwitchTime,
   loadKeyRing,
   recordTenantAlgorithms,
@@ -25,7 +24,6 @@ import type {
 } from '@tessera/keys'
 import type { Store } from '@tessera/store'
 import type { Logger } from 'pino'
-import { metadataDocumentClients } from '../client-metadata/metadata-documents.js'
 import type { ClientDocuments } from '../client-metadata/metadata-documents.js'
 import { createSwitchingSigner } from '../keys/algorithm-switch.js'
 import { corsOrigins } from '../http/cors.js'
@@ -36,7 +34,8 @@ import { createKeyPoll, logKeyEvent } from '../keys/key-poll.js'
 import type { KeyPoll } from '../keys/key-poll.js'
 import { createUserAuthenticator } from '../providers/scripts.js'
 import type { ProviderCache } from '../providers/scripts.js'
-import { createDynamicClientSource } from './dynamic-clients.js'
+import { tenantDynamicClients } from './dynamic-clients.js'
+import { sharedHs256Signers } from '../keys/hs256-signers.js'
 
 /** A tenant ready to serve: its grant context, its key ring and its issuer URL. */
 export interface TenantRuntime {
@@ -313,18 +312,6 @@ function kidsOf(keys: readonly StoredKey[]): string {
 }
 
 /** An HS256 signer per secret, made once and shared by every tenant of that secret. */
-function sharedHs256Signers(): (secret: string) => TokenSigner {
-  const signers = new Map<string, TokenSigner>()
-  return (secret) => {
-    let signer = signers.get(secret)
-    if (signer === undefined) {
-      signer = createHs256Signer(secret)
-      signers.set(secret, signer)
-    }
-    return signer
-  }
-}
-
 /**
  * A tenant's runtime. The grant context and the CORS origins are made on the tenant's first
  * request: of ten thousand tenants most are idle, and their verifiers, client maps and origin
@@ -354,21 +341,6 @@ class ServedTenantRuntime implements TenantRuntime {
 
   get context(): TenantContext {
     return (this.#context ??= this.#makeContext())
-  }
-
-  #dynamicClients(): Pick<TenantContext, 'dynamicClients'> {
-    const { registrations, clientDocuments } = this.options
-    if (registrations === undefined) return {}
-    const config = this.tenant.dynamicClients
-    const dynamicClients = createDynamicClientSource({
-      tenant: this.tenant.name,
-      config,
-      registrations,
-      ...(config?.metadataDocuments === true && clientDocuments !== undefined
-        ? { metadataDocuments: metadataDocumentClients(clientDocuments, config.scopes) }
-        : {}),
-    })
-    return dynamicClients === undefined ? {} : { dynamicClients }
   }
 
   #makeContext(): TenantContext {
@@ -411,7 +383,7 @@ class ServedTenantRuntime implements TenantRuntime {
         ...(secret === undefined ? {} : { secret }),
       }),
       verifyIdTokenHint: createIdTokenHintVerifier(issuer, keyRing),
-      ...this.#dynamicClients(),
+      ...tenantDynamicClients(tenant, options),
       users: options.users(tenant),
       accessTokenTtlSeconds: options.accessTokenTtlSeconds,
       ...(tenant.dpopNonce === true ? { dpopNonce: true } : {}),

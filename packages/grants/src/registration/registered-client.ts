@@ -26,10 +26,9 @@ export function clientFromMetadata(
 
 /**
  * The stored metadata of a registration, read back: validated again, and its scope narrowed to
- * the tenant's dynamic scopes as they are now (a scope removed from the configuration is gone
- * from its registered clients too). Undefined when it no longer passes (the rules tightened
- * since it was registered, or the row is damaged), or when it names no scope the tenant still
- * allows: such a client is treated as unknown.
+ * the tenant's current dynamic scopes, so a scope the configuration no longer lists is no
+ * registered client's either. Undefined when it does not pass today's rules (or the row is
+ * damaged), or when it names no scope the tenant allows: such a client is treated as unknown.
  */
 export function readStoredMetadata(
   record: RegisteredClientRecord,
