@@ -124,4 +124,23 @@ describe('POST /authorize (the consent form)', () => {
     )
     expect(isConsentPage(asked)).toBe(true)
   })
+  it('answers one form posted 12 times at once exactly once, with one code', async () => {
+    const jar = new CookieJar()
+    const page = await signIn(
+      tenant.authorizeUrl(agent, pkce().challenge, { prompt: 'consent' }),
+      jar,
+    )
+    const csrf = csrfOf(page)
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        post(csrf, i % 2 === 0 ? 'allow' : 'deny', jar.header()),
+      ),
+    )
+    const redirected = answers.filter((answer) => answer.status === 303)
+    expect(redirected).toHaveLength(1)
+    for (const refused of answers.filter((answer) => answer.status !== 303)) {
+      expect(refused.status).toBe(400)
+      expect(refused.headers.location).toBeUndefined()
+    }
+  })
 })
