@@ -15,5 +15,9 @@ export default defineConfig({
     // packages' tests at once; no test relies on this limit to pass.
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // Most files here wait on issuers in child processes, or on real time (publish ahead runs
+    // 90 s), not on this process's CPU: two files at once, where vitest's default on a 2-core
+    // machine is one.
+    maxWorkers: 2,
   },
 })

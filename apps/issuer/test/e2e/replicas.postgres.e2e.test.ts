@@ -316,7 +316,12 @@ describe('a replica killed mid-load', { timeout: 120_000 }, () => {
     }
     const before = busy.reduce((n, s) => n + s.refreshed, 0)
     expect(before).toBeGreaterThanOrEqual(100)
-    // Clients stop sending first, so the kill catches only the requests already under way.
+    // Clients stop sending first, so the kill catches only the requests already under way. It
+    // waits for a moment when some client is between two refreshes, and stops them in that same
+    // tick, so there is always a client whose token is promised to survive.
+    while (!busy.some((session) => !session.inFlight)) {
+      await new Promise((resolve) => setImmediate(resolve))
+    }
     killed = true
     await doomed.kill()
     await Promise.all(loops)
